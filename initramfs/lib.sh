@@ -1,0 +1,221 @@
+# lib.sh - the guest library shared by every lab (busybox sh, no bashisms).
+#
+# A lab script (labs/NN-slug/lab.sh) is a list of checks. Each check is a
+# shell function whose output the host compares with the lab's "expected"
+# file, after normalising pids, cpu numbers and timestamps:
+#
+#   check ID "title" func        the checkpoint's feature: fails on the
+#                                checkpoint before it
+#   guard ID "title" func        behaviour that already holds before it
+#   replaced_at N ID "title" func
+#                                behaviour of older checkpoints, which
+#                                checkpoint N changes (the host expects a
+#                                difference from N on)
+#
+# Every check starts from a clean tracing state (reset_tracing) in the
+# tracefs directory. Console protocol, one line each:
+#   @@ftlab lab-begin NN | lab-unsupported NN WHAT | lab-end NN
+#   @@ftlab check-begin NN ID KIND TITLE... | check-end NN ID rc=RC
+#   @@ftlab ftracetest-begin TEST | ftracetest-end TEST rc=RC
+
+TRACING=/sys/kernel/tracing
+
+ftlab() {
+	echo "@@ftlab $*"
+}
+
+# --- helpers for lab checks ------------------------------------------------
+
+# try_write VALUE FILE: write VALUE to FILE (appending, so that function
+# probes accumulate as "echo ... >> set_ftrace_filter" does) and print
+# what happened: "ok" or the error text, e.g. "Invalid argument".
+try_write() {
+	if echo "$1" 2>/tmp/.err >> "$2"; then
+		echo "'$1' >> $2: ok"
+	else
+		echo "'$1' >> $2: $(sed 's/.*: //' /tmp/.err)"
+	fi
+}
+
+# try_truncate VALUE FILE: the same with ">" (open with truncation).
+try_truncate() {
+	if echo "$1" 2>/tmp/.err > "$2"; then
+		echo "'$1' > $2: ok"
+	else
+		echo "'$1' > $2: $(sed 's/.*: //' /tmp/.err)"
+	fi
+}
+
+# show FILE: print FILE under a title line, so that expected output says
+# where each line came from.
+show() {
+	echo "-- $1:"
+	cat "$1"
+}
+
+# count_lines FILE: the number of lines of FILE (comments included).
+count_lines() {
+	wc -l < "$1" | tr -d ' '
+}
+
+# trace_body [FILE]: the trace without its "#" header.
+trace_body() {
+	grep -v '^#' "${1:-trace}"
+}
+
+# hit_functions: run a few commands that make the kernel schedule, fork and
+# read files, so that probes on common functions fire.
+hit_functions() {
+	for _i in 1 2 3; do
+		cat /proc/version > /dev/null
+		sleep 0.01
+	done
+}
+
+# --- clean state between checks -------------------------------------------
+
+# removal_of LINE: the "!" command that removes a listed probe or trigger.
+# Listings end in ":unlimited" or ":count=N" (then " if FILTER" for a
+# trigger); a counted entry is removed by naming any count, e.g. ":0".
+removal_of() {
+	_entry=${1%% if *}
+	case ${_entry##*:} in
+	unlimited)	echo "!${_entry%:*}" ;;
+	count=*)	echo "!${_entry%:*}:0" ;;
+	esac
+}
+
+# remove_all FILE: remove every probe (set_ftrace_filter) or trigger
+# (events/*/*/trigger) listed in FILE. Read the list first: removing
+# entries while reading the file would skip some.
+remove_all() {
+	grep -v '^#' "$1" | grep ':' > /tmp/.entries
+	while read -r _line; do
+		removal_of "$_line" >> "$1"
+	done < /tmp/.entries
+}
+
+# reset_instance DIR: tracing state of one trace instance back to defaults.
+reset_instance() {
+	echo 0 > "$1/tracing_on"
+	[ -f "$1/current_tracer" ] && echo nop > "$1/current_tracer"
+	if [ -f "$1/set_ftrace_filter" ]; then
+		remove_all "$1/set_ftrace_filter"
+		echo > "$1/set_ftrace_filter"
+		echo > "$1/set_ftrace_notrace"
+	fi
+	for _t in "$1"/events/*/*/trigger; do
+		[ -f "$_t" ] && remove_all "$_t"
+	done
+	echo 0 > "$1/events/enable"
+	echo > "$1/trace"
+	echo 1 > "$1/tracing_on"
+}
+
+reset_tracing() {
+	cd "$TRACING" || return 1
+	for _d in instances/*; do
+		[ -d "$_d" ] || continue
+		reset_instance "$_d"
+		rmdir "$_d"
+	done
+	reset_instance "$TRACING"
+	echo local > trace_clock 2>/dev/null
+}
+
+# --- running checks --------------------------------------------------------
+
+_run() {
+	_kind=$1 _id=$2 _title=$3 _fn=$4
+	reset_tracing
+	ftlab check-begin "$LAB" "$_id" "$_kind" "$_title"
+	(cd "$TRACING" && "$_fn") 2>&1
+	ftlab check-end "$LAB" "$_id" "rc=$?"
+}
+
+check() {
+	_run check "$1" "$2" "$3"
+}
+
+guard() {
+	_run guard "$1" "$2" "$3"
+}
+
+replaced_at() {
+	_run "replaced-at-$1" "$2" "$3" "$4"
+}
+
+# requirement_missing WORD: ftracetest's "# requires:" forms: a tracefs
+# file, "name:tracer", or "\"text\":README". Prints nothing if met.
+requirement_missing() {
+	case $1 in
+	*:tracer)	grep -qw "${1%:tracer}" "$TRACING/available_tracers" || echo "$1" ;;
+	*:README)	_pat=${1%:README}; _pat=${_pat#\"}; _pat=${_pat%\"}
+			grep -qF "$_pat" "$TRACING/README" || echo "$1" ;;
+	*)		[ -e "$TRACING/$1" ] || echo "$1" ;;
+	esac
+}
+
+lab_script() {
+	for _s in /lab/labs/"$1"-*/lab.sh; do
+		[ -f "$_s" ] && echo "$_s"
+	done
+}
+
+run_lab() {
+	LAB=$1
+	_script=$(lab_script "$LAB")
+	if [ -z "$_script" ]; then
+		ftlab error "no lab $LAB in the initramfs"
+		return
+	fi
+	ftlab lab-begin "$LAB"
+	_missing=
+	for _req in $(sed -n 's/^# requires://p' "$_script"); do
+		_missing="$_missing$(requirement_missing "$_req")"
+	done
+	if [ -n "$_missing" ]; then
+		ftlab lab-unsupported "$LAB" "$_missing"
+	else
+		(. "$_script")
+	fi
+	reset_tracing
+	ftlab lab-end "$LAB"
+}
+
+# --- ftracetest, gdb mode, shell ------------------------------------------
+
+# run_ftracetest: each test of /lab/ftracetest.list on its own, in the
+# suite's order, so that the host can map every result line to its file.
+run_ftracetest() {
+	cd /lab/ftrace || return
+	for _t in $(cat /lab/ftracetest.list); do
+		ftlab ftracetest-begin "$_t"
+		./ftracetest -v "test.d/$_t" 2>&1
+		ftlab ftracetest-end "$_t" "rc=$?"
+	done
+	cd /
+}
+
+# run_gdb_lab NN: under "make gdb", run lab NN's script once the debugger
+# has set its breakpoints (gdb resumes the paused guest), then stay up so
+# that gdb can still look around.
+run_gdb_lab() {
+	run_lab "$1"
+	ftlab gdb-lab-finished "$1"
+	sync	# the unattended gdb check stops at ksys_sync: the lab is over
+	echo "The lab script has finished; the guest stays up for gdb (quit gdb to stop it)."
+	while :; do sleep 3600; done
+}
+
+run_shell() {
+	cd "$TRACING"
+	cat <<'BANNER'
+
+  ftrace trigger labs: a busybox shell in tracefs (/sys/kernel/tracing).
+  Try: cat README; echo schedule:traceoff >> set_ftrace_filter
+  Leave with "reboot -f" (or Ctrl-A then X).
+
+BANNER
+	setsid cttyhack sh -l
+}

@@ -1,0 +1,177 @@
+#!/usr/bin/env python3
+"""ftrace trigger labs: the host-side harness behind the Makefile.
+
+targets:
+  lab N      build checkpoint N, boot it in QEMU, run lab N, grade it
+  gdb N      boot checkpoint N paused and attach gdb with the lab helpers
+  shell N    boot checkpoint N to a busybox shell in tracefs
+  kernel N   build checkpoint N; print the paths of its bzImage and vmlinux
+  list       checkpoints and labs, with their state
+  docs       the HTML and text docs, in build/docs/
+  check      everything: harness tests, patches, docs, every kernel and lab
+  clean      remove what was built, keep the extracted kernel tree
+  distclean  remove all of build/
+  deps       install the Debian packages the labs need
+
+options (make variables in brackets):
+  --kernel upstream   run on unmodified 6.1 instead (KERNEL=upstream)
+  --build-dir DIR     where the tree, objects and logs go (BUILD=DIR)
+  --gdb-port PORT     gdbstub port for "gdb" (GDB_PORT=PORT, default 1234)
+  --timeout SECONDS   guest time limit (TIMEOUT=SECONDS)
+  --verbose           show the commands run (V=1)
+"""
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from labkit import deps, docs, gdbrun, kbuild, labrun, qemu, series, tree, ui  # noqa: E402
+
+NUMBERED = ("lab", "gdb", "shell", "kernel")
+COMMANDS = NUMBERED + ("list", "docs", "check", "clean", "deps")
+
+
+class UsageError(Exception):
+    pass
+
+
+def available():
+    cps = series.checkpoints()
+    if not cps:
+        return "none yet"
+    return ", ".join(f"{cp.number} ({cp.slug})" for cp in cps)
+
+
+def parse_checkpoint(command, text):
+    """The checkpoint number of 'make lab N', or a UsageError that lists
+    the checkpoints there are."""
+    if text is None or text == "":
+        raise UsageError(f"which checkpoint? Say 'make {command} N'. Checkpoints: {available()}")
+    if not text.isdigit():
+        raise UsageError(f"'{text}' is not a checkpoint number. Checkpoints: {available()}")
+    number = int(text)
+    if series.lookup(number) is None:
+        raise UsageError(f"there is no checkpoint {number}. Checkpoints: {available()}")
+    return number
+
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(prog="ftlab", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter,
+                                usage="make TARGET [N] [KERNEL=upstream] ...")
+    p.add_argument("command", choices=COMMANDS, metavar="TARGET")
+    p.add_argument("number", nargs="?")
+    p.add_argument("--kernel", choices=["upstream"])
+    p.add_argument("--build-dir", default=os.environ.get("FTLAB_BUILD_DIR",
+                                                         os.path.join(series.ROOT, "build")))
+    p.add_argument("--gdb-port", type=int, default=1234)
+    p.add_argument("--timeout", type=int)
+    p.add_argument("--all", action="store_true", help=argparse.SUPPRESS)
+    p.add_argument("--verbose", action="store_true")
+    args = p.parse_args(argv)
+    if args.command in NUMBERED:
+        args.number = parse_checkpoint(args.command, args.number)
+    elif args.number is not None:
+        raise UsageError(f"'make {args.command}' takes no checkpoint number")
+    args.build_dir = os.path.abspath(args.build_dir)
+    return args
+
+
+def target_kernel(args):
+    return "upstream" if args.kernel == "upstream" else args.number
+
+
+def cmd_list(args):
+    cps = series.checkpoints()
+    print(f"{'N':>2}  {'checkpoint':<22} {'patches':>7}  {'kernel':<9} lab")
+    for cp in cps:
+        k = kbuild.Kernel(args.build_dir, cp.number)
+        state = "built" if k.built() else "not built"
+        lab = cp.title if cp.has_lab else "(no lab yet)"
+        print(f"{cp.number:>2}  {cp.name:<22} {len(cp.patches()):>7}  {state:<9} {lab}")
+    up = kbuild.Kernel(args.build_dir, "upstream")
+    print(f"{'':>2}  {'upstream (reference)':<22} {'-':>7}  {'built' if up.built() else 'not built':<9}")
+    return 0
+
+
+def cmd_clean(args):
+    if args.all:
+        shutil.rmtree(args.build_dir, ignore_errors=True)
+        print(f"removed {args.build_dir}")
+        return 0
+    for sub in ("obj", "logs", "docs", "initramfs-src", "initramfs.cpio"):
+        path = os.path.join(args.build_dir, sub)
+        if os.path.isdir(path):
+            shutil.rmtree(path)
+        elif os.path.exists(path):
+            os.unlink(path)
+    print(f"cleaned {args.build_dir} (the extracted kernel tree stays; 'make distclean' removes it)")
+    return 0
+
+
+def cmd_docs(args):
+    ui.step("building the docs (asciidoctor)")
+    ok, messages = docs.build(os.path.join(args.build_dir, "docs"))
+    ui.block(messages)
+    if ok:
+        out = os.path.join(args.build_dir, "docs")
+        print(os.path.join(out, "index.html"))
+        print(os.path.join(out, "index.txt"))
+    return 0 if ok else 1
+
+
+def cmd_numbered(args, session):
+    session.prepare()
+    kernel = target_kernel(args)
+    if args.command == "lab":
+        tally = labrun.run_one_lab(session, args.number, kernel)
+        return tally.close()
+    k = session.kernel(kernel)
+    if args.command == "kernel":
+        print(k.bzimage)
+        print(k.vmlinux)
+        return 0
+    initrd = session.initrd()
+    if args.command == "shell":
+        append = f"{qemu.BASE_APPEND} ftlab=shell"
+        ui.step(f"booting {k.label} to a shell (leave with 'reboot -f' or Ctrl-A X)")
+        return subprocess.run(qemu.command(k.bzimage, initrd, append, interactive=True)).returncode
+    cp = series.lookup(args.number)
+    log = os.path.join(session.logs, f"gdb-{k.name}.console.log")
+    gdbrun.interactive(k, initrd, cp, args.gdb_port, log)
+    return 0
+
+
+def main(argv):
+    try:
+        args = parse_args(argv)
+    except UsageError as e:
+        ui.error(str(e))
+        return 2
+    ui.set_verbose(args.verbose)
+    os.environ["FTLAB_BUILD_DIR"] = args.build_dir
+    if args.command == "list":
+        return cmd_list(args)
+    if args.command == "clean":
+        return cmd_clean(args)
+    if args.command == "docs":
+        return cmd_docs(args)
+    if args.command == "deps":
+        return 0 if deps.ensure() else 1
+    session = labrun.Session(args.build_dir, args.timeout)
+    try:
+        if args.command == "check":
+            from labkit import check
+            return check.run(session)
+        return cmd_numbered(args, session)
+    except (tree.TreeError, kbuild.BuildError) as e:
+        ui.error(str(e))
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,154 @@
+"""make check: the whole product, tested.
+
+  1. the harness's own tests (grading, normalisation, protocol, timeouts,
+     crash detection, argument parsing)
+  2. checkpatch.pl --strict on every patch of the series
+  3. the docs build
+  4. upstream 6.1 (the reference), then checkpoints 0, 1, ... in order:
+     build, boot once running every lab up to the checkpoint (they must
+     pass), the next lab (its feature checks must fail), and ftracetest
+     (results as labs/ftracetest.matrix says)
+  5. the harness against real guests: a panicking guest fails fast, a hung
+     guest times out, a broken expectation fails with a diff
+  6. each lab's gdb script, unattended, on its own checkpoint
+"""
+
+import copy
+import io
+import os
+import subprocess
+import sys
+import unittest
+
+from . import docs, gdbrun, grade, labrun, qemu, series, ui
+
+
+def self_tests(tally):
+    ui.step("harness self-tests (scripts/tests)")
+    suite = unittest.defaultTestLoader.discover(os.path.join(series.ROOT, "scripts", "tests"),
+                                                top_level_dir=os.path.join(series.ROOT, "scripts"))
+    stream = io.StringIO()
+    result = unittest.TextTestRunner(stream=stream, verbosity=2).run(suite)
+    failed = {t.id(): tb for t, tb in result.failures + result.errors}
+    for test in _iter_tests(suite):
+        tally.record(test.id() not in failed, "harness " + test.id().split(".", 1)[-1])
+        if test.id() in failed:
+            ui.block(failed[test.id()].splitlines()[-15:])
+
+
+def _iter_tests(suite):
+    for item in suite:
+        if isinstance(item, unittest.TestSuite):
+            yield from _iter_tests(item)
+        else:
+            yield item
+
+
+def checkpatch(session, tally):
+    script = os.path.join(session.tree.path, "scripts", "checkpatch.pl")
+    patches = [p for cp in series.checkpoints() for p in cp.patches()]
+    ui.step(f"checkpatch.pl --strict on {len(patches)} patch(es)")
+    for patch in patches:
+        r = subprocess.run(["perl", script, "--strict", "--terse", "--no-summary",
+                            "--show-types", patch],
+                           cwd=session.tree.path, capture_output=True, text=True)
+        problems = [l for l in r.stdout.splitlines() if l.strip()]
+        tally.record(r.returncode == 0 and not problems,
+                     "checkpatch " + os.path.relpath(patch, series.ROOT))
+        ui.block(problems[:10])
+
+
+def kernel_pass(session, kernel, tally, last_cp):
+    """Build one kernel and run its labs and ftracetest in one boot."""
+    try:
+        k = session.kernel(kernel)
+    except Exception as e:      # a build failure fails this kernel, not the run
+        tally.record(False, f"build {labrun.kernel_tag(kernel)}")
+        ui.block(str(e).splitlines())
+        return None, None
+    tally.record(True, f"build {k.label}")
+    cps = series.checkpoints()
+    if kernel == "upstream":
+        labs = [cp for cp in cps if cp.has_lab]
+    else:
+        labs = [cp for cp in cps if cp.has_lab and cp.number <= kernel + 1]
+    plan = [f"lab:{cp.number:02d}" for cp in labs] + ["ftracetest"]
+    run, report = session.boot(k, plan, f"check-{k.name}")
+    if not labrun.grade_boot(run, tally, f"boot {k.label}"):
+        return k, None
+    tally.record(True, f"boot {k.label} and finish in {run.seconds:.0f} s")
+    for cp in labs:
+        labrun.grade_lab(report, cp, kernel, tally)
+    labrun.grade_ftracetest(report, kernel, tally, run.log)
+    return k, report
+
+
+def harness_on_real_guests(session, k, report, tally):
+    ui.step("the harness against real guests")
+    # A panic must end the run at once, with the panic shown.
+    log = os.path.join(session.logs, "selftest-panic.log")
+    run = qemu.run(qemu.command(k.bzimage, session.initrd(),
+                                f"{qemu.BASE_APPEND} ftlab=panic"), log, 120)
+    tally.record(run.status == "crash" and run.seconds < 60
+                 and any("Kernel panic" in l for l in run.problem),
+                 "harness: a panicking guest fails within seconds, panic shown",
+                 f"({run.status} after {run.seconds:.0f} s)")
+    # A guest that never finishes must time out with the promised message.
+    log = os.path.join(session.logs, "selftest-hang.log")
+    run = qemu.run(qemu.command(k.bzimage, session.initrd(),
+                                f"{qemu.BASE_APPEND} ftlab=hang"), log, 25)
+    words = "\n".join(run.explain())
+    tally.record(run.status == "timeout" and "did not finish in 25 s" in words
+                 and "full log:" in words,
+                 "harness: a hung guest times out with its log tail", f"({run.status})")
+    # A deliberately broken expectation must fail with a readable diff.
+    if report and report.labs:
+        cp = series.lookup(0)
+        lab = report.labs.get("00")
+        expected = grade.load_expected(cp.lab_dir)
+        broken = copy.deepcopy(expected)
+        check = lab.checks[0]
+        broken[check.id] = broken[check.id] + ["a line the kernel never prints"]
+        outcome = grade.grade_check(check, broken, k.kernel, 0)
+        tally.record(not outcome.ok and any(l.startswith("+++") or l.startswith("-a line")
+                                            for l in outcome.evidence),
+                     "harness: a broken lab expectation fails with a diff")
+
+
+def gdb_checks(session, tally):
+    for cp in series.checkpoints():
+        if not os.path.exists(gdbrun.lab_gdb_script(cp)):
+            continue
+        k = session.kernel(cp.number)
+        ui.step(f"gdb script of lab {cp.number:02d}, unattended, on {k.label}")
+        ok, evidence = gdbrun.unattended(k, session.initrd(), cp, free_port(), session.logs)
+        tally.record(ok, f"gdb lab {cp.number:02d} [{k.name}]")
+        ui.block(evidence)
+
+
+def free_port():
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def run(session):
+    timer = ui.Timer()
+    tally = ui.Tally()
+    self_tests(tally)
+    session.prepare()
+    checkpatch(session, tally)
+    docs.check(tally)
+    cps = series.checkpoints()
+    k, report = kernel_pass(session, "upstream", tally, cps[-1].number if cps else -1)
+    first = None
+    for cp in cps:
+        k, report = kernel_pass(session, cp.number, tally, cps[-1].number)
+        if first is None and k is not None:
+            first = (k, report)
+    if first:
+        harness_on_real_guests(session, first[0], first[1], tally)
+    gdb_checks(session, tally)
+    print(f"\nmake check took {timer}")
+    return tally.close()

@@ -1,0 +1,69 @@
+"""What the kernel's own ftracetest must report at each checkpoint.
+
+labs/ftracetest.matrix has one line per test: the result expected before
+the checkpoint that brings the test's feature, that checkpoint, and why.
+On upstream 6.1 every listed test must PASS. A test with the "instance"
+flag reports twice (its second run in a new trace instance): both count.
+"""
+
+import os
+import re
+
+from . import series
+
+MATRIX = os.path.join(series.LABS, "ftracetest.matrix")
+RESULTS = ("PASS", "FAIL", "UNRESOLVED", "UNTESTED", "UNSUPPORTED", "XFAIL", "UNDEFINED")
+_RESULT_RE = re.compile(r"^\[(\d+)\]\s+(.*?)\s*\[(" + "|".join(RESULTS) + r")\]\s*$")
+_ANSI_RE = re.compile(r"\x1b\[[0-9;]*m")
+
+
+class Row:
+    def __init__(self, test, before, start, why):
+        self.test, self.before, self.start, self.why = test, before, start, why
+
+    def expected(self, kernel):
+        if kernel == "upstream" or kernel >= self.start:
+            return "PASS"
+        return self.before
+
+
+class Matrix:
+    def __init__(self, rows):
+        self.rows = rows
+
+    def tests(self):
+        """In the suite's own (sorted) order: some tests leave state behind
+        that only the suite's order is known to tolerate."""
+        return sorted(self.rows)
+
+    def row(self, test):
+        return self.rows[test]
+
+
+def parse(text):
+    rows = {}
+    for n, line in enumerate(text.splitlines(), 1):
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        parts = line.split(None, 3)
+        if len(parts) < 3 or parts[1] not in RESULTS or not parts[2].isdigit():
+            raise ValueError(f"ftracetest.matrix:{n}: want 'TEST RESULT-BEFORE CHECKPOINT WHY': {line}")
+        rows[parts[0]] = Row(parts[0], parts[1], int(parts[2]),
+                             parts[3] if len(parts) > 3 else "")
+    return Matrix(rows)
+
+
+def load(path=MATRIX):
+    with open(path, encoding="utf-8") as f:
+        return parse(f.read())
+
+
+def results(lines):
+    """[(description, RESULT)] from ftracetest's output lines."""
+    found = []
+    for line in lines:
+        m = _RESULT_RE.match(_ANSI_RE.sub("", line).strip())
+        if m:
+            found.append((m.group(2), m.group(3)))
+    return found

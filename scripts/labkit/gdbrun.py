@@ -1,0 +1,147 @@
+"""gdb on the QEMU gdbstub: "make gdb N" (interactive) and the unattended
+gdb checks of "make check".
+
+Either way QEMU starts paused (-S) with a gdbstub, and gdb loads vmlinux,
+the kernel's own lx- scripts (vmlinux-gdb.py, made by "make scripts_gdb"),
+our helpers (gdb-scripts/ftrace_labs.py) and the lab's gdb script, which
+sets its breakpoints. The guest runs the lab script once gdb resumes it.
+
+A lab's gdb script serves both ways: breakpoint commands end with
+    if $ft_batch
+      continue
+    end
+so that the unattended run goes on where a learner gets a prompt. The
+guest runs "sync" when the lab script is done; the unattended run stops
+there (a breakpoint on ksys_sync) and its output is checked against the
+lab's gdb.expected: lines that must appear, in that order.
+"""
+
+import os
+import re
+import signal
+import subprocess
+import time
+
+from . import qemu, series, ui
+
+HELPERS = os.path.join(series.ROOT, "gdb-scripts", "ftrace_labs.py")
+_ADDR = re.compile(r"0x[0-9a-f]{8,16}")
+_END = re.compile(r"Breakpoint \d+, .*ksys_sync")
+
+
+def lab_gdb_script(cp):
+    return os.path.join(cp.lab_dir, "lab.gdb")
+
+
+def gdb_command(kernel, cp, port, batch=False):
+    tree_gdb = os.path.join(os.path.dirname(os.path.realpath(
+        os.path.join(kernel.obj, "vmlinux-gdb.py"))))
+    cmd = ["gdb", "-q", "-nx",
+           "-iex", f"add-auto-load-safe-path {kernel.obj}",
+           "-iex", f"add-auto-load-safe-path {tree_gdb}",
+           "-iex", "set pagination off",
+           "-iex", "set confirm off",
+           "-ex", f"set $ft_batch = {1 if batch else 0}",
+           "-ex", f"target remote :{port}",
+           "-x", HELPERS]
+    script = lab_gdb_script(cp)
+    if os.path.exists(script):
+        cmd += ["-x", script]
+    if batch:
+        cmd = cmd[:1] + ["-batch"] + cmd[1:]
+        cmd += ["-ex", "break ksys_sync", "-ex", "continue"]
+    cmd.append(kernel.vmlinux)
+    return cmd
+
+
+def start_guest(kernel, initrd, cp, port, log):
+    append = f"{qemu.BASE_APPEND} ftlab=gdb:{cp.number:02d}"
+    cmd = qemu.command(kernel.bzimage, initrd, append, gdb_port=port, paused=True)
+    cmd = [c if c != "stdio" else f"file:{log}" for c in cmd]
+    os.makedirs(os.path.dirname(log), exist_ok=True)
+    return subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.STDOUT)
+
+
+def interactive(kernel, initrd, cp, port, log):
+    guest = start_guest(kernel, initrd, cp, port, log)
+    ui.step(f"checkpoint {cp.number} is paused before boot; gdb attaches on port {port}")
+    ui.info(f"guest console: {os.path.relpath(log)} (ft-console shows its tail)")
+    ui.info("gdb: 'continue' boots the guest and runs the lab; Ctrl-C stops it; "
+            "'help ft' lists our commands; 'quit' ends the session")
+    try:
+        # gdb owns the terminal; the guest must not see the user's Ctrl-C.
+        old = signal.signal(signal.SIGINT, signal.SIG_IGN)
+        try:
+            env = dict(os.environ, FTLAB_CONSOLE_LOG=log)
+            subprocess.run(gdb_command(kernel, cp, port), env=env,
+                           preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+        finally:
+            signal.signal(signal.SIGINT, old)
+    finally:
+        guest.kill()
+        guest.wait()
+
+
+def normalise(lines):
+    return [_ADDR.sub("ADDR", l.rstrip()) for l in lines]
+
+
+def missing_in_order(want, got):
+    """The expected lines not found in 'got' in order (a subsequence match)."""
+    it = iter(got)
+    missing = []
+    for line in want:
+        for g in it:
+            if g == line:
+                break
+        else:
+            missing.append(line)
+            it = iter([])
+    return missing
+
+
+def load_expected(cp):
+    path = os.path.join(cp.lab_dir, "gdb.expected")
+    with open(path, encoding="utf-8") as f:
+        return [l.rstrip() for l in f if l.strip() and not l.startswith("#")]
+
+
+def unattended(kernel, initrd, cp, port, logdir, timeout=240):
+    """Run the lab's gdb script in batch mode; returns (ok, evidence)."""
+    log = os.path.join(logdir, f"gdb-{kernel.name}-lab{cp.number:02d}.console.log")
+    gdb_log = os.path.join(logdir, f"gdb-{kernel.name}-lab{cp.number:02d}.gdb.log")
+    guest = start_guest(kernel, initrd, cp, port, log)
+    try:
+        time.sleep(0.5)
+        env = dict(os.environ, FTLAB_CONSOLE_LOG=log)
+        with open(gdb_log, "w") as out:
+            try:
+                r = subprocess.run(gdb_command(kernel, cp, port, batch=True), env=env,
+                                   stdin=subprocess.DEVNULL, stdout=out,
+                                   stderr=subprocess.STDOUT, timeout=timeout)
+                rc = r.returncode
+            except subprocess.TimeoutExpired:
+                rc = "timeout"
+    finally:
+        guest.kill()
+        guest.wait()
+    with open(gdb_log, errors="replace") as f:
+        got = normalise(f.readlines())
+    with open(log, errors="replace") as f:
+        console = [l.rstrip() for l in f]
+    crash = [l for l in console if qemu.CRASH_RE.search(l)]
+    evidence = []
+    if rc == "timeout":
+        evidence.append(f"gdb did not finish in {timeout} s")
+    if crash:
+        evidence.append("the guest crashed: " + crash[0])
+    missing = missing_in_order(load_expected(cp), got)
+    if missing:
+        evidence.append("expected gdb output lines missing (in this order):")
+        evidence += ["    " + l for l in missing[:15]]
+    if not any(_END.search(l) for l in got):
+        evidence.append("the guest never reached the end of the lab under gdb")
+    if evidence:
+        evidence.append(f"gdb log: {os.path.relpath(gdb_log)}; console: {os.path.relpath(log)}")
+    return not evidence, evidence

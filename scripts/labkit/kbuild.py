@@ -1,0 +1,195 @@
+"""Configure and build one kernel: upstream 6.1 or checkpoint N.
+
+Each kernel has its own object folder, build/obj/<name> (name: "upstream",
+"cp0", "cp1" ...). A checkpoint's folder starts as a copy of the previous
+checkpoint's, so building checkpoint N after N-1 compiles only what the
+checkpoint's patches changed. ccache catches what is left.
+"""
+
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import threading
+import time
+
+from . import series, ui
+
+CONFIG_FRAGMENT = os.path.join(series.ROOT, "scripts", "lab.config")
+
+
+class BuildError(Exception):
+    pass
+
+
+def kernel_name(kernel):
+    return "upstream" if kernel == "upstream" else f"cp{kernel}"
+
+
+def wanted_options(fragment=CONFIG_FRAGMENT):
+    """{'CONFIG_X': 'y' or 'n'} from the fragment's set and 'is not set' lines."""
+    want = {}
+    with open(fragment, encoding="utf-8") as f:
+        for line in f:
+            m = re.match(r"^(CONFIG_\w+)=(.*)$", line.strip())
+            if m:
+                want[m.group(1)] = m.group(2)
+            m = re.match(r"^# (CONFIG_\w+) is not set$", line.strip())
+            if m:
+                want[m.group(1)] = "n"
+    return want
+
+
+def config_problems(config_text, want):
+    """Options of the fragment that the final .config does not have."""
+    have = {}
+    for line in config_text.splitlines():
+        m = re.match(r"^(CONFIG_\w+)=(.*)$", line)
+        if m:
+            have[m.group(1)] = m.group(2)
+    bad = []
+    for opt, val in want.items():
+        got = have.get(opt, "n")
+        if got != val:
+            bad.append(f"{opt}: wanted {'not set' if val == 'n' else val}, "
+                       f"got {'not set' if got == 'n' else got}")
+    return bad
+
+
+def relocate_tool_records(tree, old, new):
+    """Host tools (objtool) record their absolute output paths in their
+    .cmd/.d files. In a copied object folder those name the old folder, so
+    make would rebuild objtool, and every object depends on objtool: a full
+    rebuild. Point the records at the new folder, keeping their times."""
+    tools = os.path.join(tree, "tools")
+    for top, _dirs, files in os.walk(tools):
+        for name in files:
+            if not name.startswith(".") or not name.endswith((".cmd", ".d")):
+                continue
+            path = os.path.join(top, name)
+            with open(path, "rb") as f:
+                data = f.read()
+            if old.encode() not in data:
+                continue
+            st = os.stat(path)
+            with open(path, "wb") as f:
+                f.write(data.replace(old.encode(), new.encode()))
+            os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+
+
+class Kernel:
+    def __init__(self, build_dir, kernel):
+        self.kernel = kernel
+        self.name = kernel_name(kernel)
+        self.build_dir = build_dir
+        self.obj = os.path.join(build_dir, "obj", self.name)
+        self.bzimage = os.path.join(self.obj, "arch", "x86", "boot", "bzImage")
+        self.vmlinux = os.path.join(self.obj, "vmlinux")
+        self.log = os.path.join(build_dir, "logs", f"build-{self.name}.log")
+        self.stamp = os.path.join(self.obj, ".ftlab-built")
+
+    @property
+    def label(self):
+        return "upstream 6.1" if self.kernel == "upstream" else f"checkpoint {self.kernel}"
+
+    def built(self):
+        return os.path.exists(self.bzimage) and os.path.exists(self.stamp)
+
+    def _make(self, src, *targets, log=None, jobs=None):
+        env = dict(os.environ)
+        env.setdefault("CCACHE_DIR", os.path.join(self.build_dir, "ccache"))
+        env.setdefault("CCACHE_NOHASHDIR", "1")   # one cache for every object folder
+        env.setdefault("KBUILD_BUILD_TIMESTAMP", "ftrace-labs")
+        env.setdefault("KBUILD_BUILD_USER", "lab")
+        env.setdefault("KBUILD_BUILD_HOST", "ftrace-labs")
+        cc = "ccache gcc" if shutil.which("ccache") else "gcc"
+        cmd = ["make", "-C", src, f"O={self.obj}", "ARCH=x86_64", f"CC={cc}",
+               f"-j{jobs or (os.cpu_count() or 2) + 1}"] + list(targets)
+        out = open(log, "a") if log else subprocess.DEVNULL
+        try:
+            return subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env)
+        finally:
+            if log:
+                out.close()
+
+    def _run_make(self, src, *targets):
+        p = self._make(src, *targets, log=self.log)
+        if p.wait() != 0:
+            raise BuildError(self._failure(f"make {' '.join(targets)} failed"))
+
+    def _failure(self, what):
+        with open(self.log, errors="replace") as f:
+            lines = f.readlines()
+        errs = [l for l in lines if re.search(r"error:|Error \d|\*\*\*", l)]
+        tail = (errs[:15] or lines[-25:])
+        return what + ":\n" + "".join("    | " + l for l in tail) + f"full log: {self.log}"
+
+    def seed(self, previous_obj):
+        """Start this object folder as a copy of another checkpoint's."""
+        if os.path.isdir(self.obj) or not previous_obj or not os.path.isdir(previous_obj):
+            return
+        ui.step(f"starting {self.name}'s object folder from {os.path.basename(previous_obj)}'s")
+        os.makedirs(os.path.dirname(self.obj), exist_ok=True)
+        subprocess.run(["cp", "-a", "--reflink=auto", previous_obj, self.obj], check=True)
+        relocate_tool_records(self.obj, previous_obj, self.obj)
+        for stale in (self.stamp, os.path.join(self.obj, ".ftlab-config")):
+            if os.path.exists(stale):
+                os.unlink(stale)
+
+    def configure(self, src):
+        """tinyconfig + scripts/lab.config, then check that it all stuck."""
+        with open(CONFIG_FRAGMENT, "rb") as f:
+            digest = hashlib.sha256(f.read()).hexdigest()
+        cfg_stamp = os.path.join(self.obj, ".ftlab-config")
+        if os.path.exists(cfg_stamp) and open(cfg_stamp).read() == digest:
+            return
+        ui.step(f"configuring {self.label}: tinyconfig + scripts/lab.config")
+        os.makedirs(self.obj, exist_ok=True)
+        self._run_make(src, "tinyconfig")
+        r = subprocess.run([os.path.join(src, "scripts", "kconfig", "merge_config.sh"),
+                            "-m", "-O", self.obj, os.path.join(self.obj, ".config"),
+                            CONFIG_FRAGMENT], cwd=src, capture_output=True, text=True)
+        if r.returncode != 0:
+            raise BuildError("merge_config.sh failed:\n" + r.stdout + r.stderr)
+        self._run_make(src, "olddefconfig")
+        with open(os.path.join(self.obj, ".config")) as f:
+            bad = config_problems(f.read(), wanted_options())
+        if bad:
+            raise BuildError("the kernel configuration lacks options the labs need:\n    "
+                             + "\n    ".join(bad)
+                             + "\n(a dependency of theirs is missing from scripts/lab.config)")
+        with open(cfg_stamp, "w") as f:
+            f.write(digest)
+
+    def build(self, src):
+        os.makedirs(os.path.dirname(self.log), exist_ok=True)
+        open(self.log, "w").close()
+        self.configure(src)
+        timer = ui.Timer()
+        ui.step(f"compiling {self.label} (log: {os.path.relpath(self.log)})")
+        if os.path.exists(self.stamp):
+            os.unlink(self.stamp)
+        p = self._make(src, "bzImage", "scripts_gdb", log=self.log)
+        self._heartbeat(p)
+        if p.returncode != 0:
+            raise BuildError(self._failure(f"building {self.label} failed"))
+        open(self.stamp, "w").close()
+        ui.info(f"{self.label} built in {timer}")
+
+    def _heartbeat(self, proc, every=60):
+        """While make runs, say every minute how far it got."""
+        done = threading.Event()
+
+        def report():
+            while not done.wait(every):
+                try:
+                    with open(self.log, errors="replace") as f:
+                        n = sum(1 for l in f if l.lstrip().startswith(("CC ", "LD ", "AR ")))
+                except OSError:
+                    n = 0
+                ui.info(f"still compiling: {n} objects so far")
+        t = threading.Thread(target=report, daemon=True)
+        t.start()
+        proc.wait()
+        done.set()

@@ -1,0 +1,107 @@
+"""The checkpoints and labs that exist in the repo.
+
+A checkpoint N exists when patches/NN-slug/ exists (it may hold no patch
+yet: checkpoint 0 is then unmodified 6.1). Its lab is labs/NN-slug/, and
+its title is the lab script's "# description:" line, ftracetest style.
+"""
+
+import hashlib
+import os
+import re
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+PATCHES = os.path.join(ROOT, "patches")
+LABS = os.path.join(ROOT, "labs")
+BASE_FILE = os.path.join(PATCHES, "BASE")
+
+_DIR_RE = re.compile(r"^(\d\d)-([a-z0-9-]+)$")
+
+
+def header_field(path, field):
+    """The value of a '# field: value' header line of a script, or ''."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            for line in f:
+                m = re.match(r"#\s*" + re.escape(field) + r":\s*(.*)", line)
+                if m:
+                    return m.group(1).strip()
+    except FileNotFoundError:
+        pass
+    return ""
+
+
+class Checkpoint:
+    def __init__(self, number, slug):
+        self.number = number
+        self.slug = slug
+        self.name = f"{number:02d}-{slug}"
+        self.patch_dir = os.path.join(PATCHES, self.name)
+        self.lab_dir = os.path.join(LABS, self.name)
+        self.lab_script = os.path.join(self.lab_dir, "lab.sh")
+
+    @property
+    def branch(self):
+        return f"lab/cp{self.number}"
+
+    @property
+    def title(self):
+        return header_field(self.lab_script, "description") or self.slug
+
+    @property
+    def has_lab(self):
+        return os.path.isfile(self.lab_script)
+
+    def patches(self):
+        if not os.path.isdir(self.patch_dir):
+            return []
+        return sorted(os.path.join(self.patch_dir, p)
+                      for p in os.listdir(self.patch_dir) if p.endswith(".patch"))
+
+    def __repr__(self):
+        return f"Checkpoint({self.name})"
+
+
+def checkpoints():
+    """All checkpoints, by number. Numbers must run 0, 1, 2... without gaps."""
+    found = []
+    if os.path.isdir(PATCHES):
+        for entry in os.listdir(PATCHES):
+            m = _DIR_RE.match(entry)
+            if m and os.path.isdir(os.path.join(PATCHES, entry)):
+                found.append(Checkpoint(int(m.group(1)), m.group(2)))
+    found.sort(key=lambda c: c.number)
+    for i, cp in enumerate(found):
+        if cp.number != i:
+            raise SystemExit(f"patches/: checkpoint {i} is missing before {cp.name}")
+    return found
+
+
+def lookup(number):
+    for cp in checkpoints():
+        if cp.number == number:
+            return cp
+    return None
+
+
+def series_digest(upto):
+    """A digest of every patch of checkpoints 0..upto: it names a branch's
+    content, so a changed patch makes the harness re-apply the series."""
+    h = hashlib.sha256()
+    for cp in checkpoints():
+        if cp.number > upto:
+            break
+        for path in cp.patches():
+            h.update(os.path.basename(path).encode())
+            with open(path, "rb") as f:
+                h.update(f.read())
+    return h.hexdigest()[:16]
+
+
+def base_version():
+    """The linux-source version the series was made for (patches/BASE)."""
+    with open(BASE_FILE, encoding="utf-8") as f:
+        for line in f:
+            line = line.strip()
+            if line and not line.startswith("#"):
+                return line
+    raise SystemExit("patches/BASE names no version")

@@ -1,0 +1,55 @@
+import os
+import subprocess
+import unittest
+from unittest import mock
+
+import ftlab
+from labkit import series
+
+ROOT = series.ROOT
+
+
+class CheckpointArgument(unittest.TestCase):
+    def test_unknown_checkpoint_lists_the_real_ones(self):
+        with self.assertRaises(ftlab.UsageError) as e:
+            ftlab.parse_checkpoint("lab", "9")
+        self.assertIn("there is no checkpoint 9", str(e.exception))
+        self.assertIn("0 (baseline)", str(e.exception))
+
+    def test_missing_and_bad_numbers(self):
+        for text in (None, "", "x", "-1", "1.5"):
+            with self.assertRaises(ftlab.UsageError):
+                ftlab.parse_checkpoint("lab", text)
+
+    def test_known_checkpoint(self):
+        self.assertEqual(ftlab.parse_checkpoint("lab", "0"), 0)
+
+    def test_options(self):
+        a = ftlab.parse_args(["lab", "0", "--kernel", "upstream", "--gdb-port", "2345"])
+        self.assertEqual((a.command, a.number, a.kernel, a.gdb_port), ("lab", 0, "upstream", 2345))
+        with self.assertRaises(ftlab.UsageError):
+            ftlab.parse_args(["list", "3"])
+
+
+class MakeForms(unittest.TestCase):
+    """'make lab 3' and 'make lab N=3' must run the same command."""
+
+    def dry(self, *args):
+        r = subprocess.run(["make", "-s", "-n", "-C", ROOT] + list(args),
+                           capture_output=True, text=True)
+        # the first line: the harness command (the rest swallows the number)
+        return r.stdout.strip().splitlines()[0]
+
+    def test_positional_and_variable_forms_agree(self):
+        for target in ("lab", "gdb", "shell", "kernel"):
+            self.assertEqual(self.dry(target, "0"), self.dry(target, "N=0"))
+            self.assertIn(f"ftlab.py {target}", self.dry(target, "0"))
+            self.assertTrue(self.dry(target, "0").endswith(" 0"))
+
+    def test_variables_become_options(self):
+        out = self.dry("lab", "0", "KERNEL=upstream", "GDB_PORT=4321")
+        self.assertIn("--kernel upstream", out)
+        self.assertIn("--gdb-port 4321", out)
+
+    def test_distclean_is_clean_all(self):
+        self.assertIn("clean --all", self.dry("distclean"))

@@ -1,0 +1,95 @@
+import unittest
+
+from labkit import grade, protocol
+
+
+def make_check(ident, output, kind="check", rc=0):
+    c = protocol.Check("01", ident, kind, "title")
+    c.output, c.rc = output, rc
+    return c
+
+
+class Normalise(unittest.TestCase):
+    def test_trace_line_pid_cpu_timestamp(self):
+        line = "              sh-57      [000] d..2.    12.345678: schedule <-foo"
+        self.assertEqual(grade.normalise([line]),
+                         ["              sh-PID      [CPU] d..2.    TS: schedule <-foo"])
+
+    def test_nothing_else_changes(self):
+        lines = ["schedule:traceoff:count=12", "enabled_functions: 1234", "0x1234 [12]"]
+        self.assertEqual(grade.normalise(lines), lines)
+
+    def test_trailing_blank_lines_and_spaces_dropped(self):
+        self.assertEqual(grade.normalise(["a  ", "", ""]), ["a"])
+
+
+class Expected(unittest.TestCase):
+    TEXT = "# comment\n\n## check: one\nline 1\n#### all functions enabled ####\n\n## check: two\nx\n"
+
+    def test_sections(self):
+        s = grade.parse_expected(self.TEXT)
+        self.assertEqual(s, {"one": ["line 1", "#### all functions enabled ####"], "two": ["x"]})
+
+
+class GradeCheck(unittest.TestCase):
+    EXP = {"a": ["ok"]}
+
+    def test_match_passes(self):
+        self.assertTrue(grade.grade_check(make_check("a", ["ok"]), self.EXP, 1, 1).ok)
+
+    def test_mismatch_fails_with_diff(self):
+        out = grade.grade_check(make_check("a", ["bad"]), self.EXP, 1, 1)
+        self.assertFalse(out.ok)
+        self.assertIn("-ok", out.evidence)
+        self.assertIn("+bad", out.evidence)
+
+    def test_nonzero_exit_fails(self):
+        out = grade.grade_check(make_check("a", ["ok"], rc=1), self.EXP, 1, 1)
+        self.assertFalse(out.ok)
+        self.assertIn("exit code 1", out.evidence)
+
+    def test_feature_check_must_fail_before_its_checkpoint(self):
+        self.assertFalse(grade.grade_check(make_check("a", ["ok"]), self.EXP, 0, 1).ok)
+        self.assertTrue(grade.grade_check(make_check("a", ["bad"]), self.EXP, 0, 1).ok)
+
+    def test_guard_must_pass_before_its_checkpoint(self):
+        self.assertTrue(grade.grade_check(make_check("a", ["ok"], "guard"), self.EXP, 0, 1).ok)
+        self.assertFalse(grade.grade_check(make_check("a", ["no"], "guard"), self.EXP, 0, 1).ok)
+
+    def test_upstream_counts_as_later(self):
+        self.assertTrue(grade.grade_check(make_check("a", ["ok"]), self.EXP, "upstream", 5).ok)
+
+    def test_replaced_behaviour_must_change(self):
+        c = make_check("a", ["ok"], "replaced-at-1")
+        self.assertTrue(grade.grade_check(c, self.EXP, 0, 0).ok)
+        self.assertFalse(grade.grade_check(c, self.EXP, 1, 0).ok)
+        self.assertFalse(grade.grade_check(c, self.EXP, "upstream", 0).ok)
+        self.assertTrue(grade.grade_check(make_check("a", ["new"], "replaced-at-1"),
+                                          self.EXP, 2, 0).ok)
+
+    def test_missing_expectation_fails(self):
+        self.assertFalse(grade.grade_check(make_check("zz", ["ok"]), self.EXP, 1, 1).ok)
+
+
+class Protocol(unittest.TestCase):
+    def test_parse(self):
+        lines = ["boot noise", "@@ftlab lab-begin 01",
+                 "@@ftlab check-begin 01 one check The first check",
+                 "out 1", "out 2", "@@ftlab check-end 01 one rc=0",
+                 "@@ftlab lab-end 01",
+                 "@@ftlab lab-begin 02", "@@ftlab lab-unsupported 02 events/x/trigger",
+                 "@@ftlab lab-end 02",
+                 "@@ftlab ftracetest-begin ftrace/a.tc", "[1] A test\t[PASS]",
+                 "@@ftlab ftracetest-end ftrace/a.tc rc=0", "@@ftlab done"]
+        r = protocol.parse(lines)
+        self.assertTrue(r.done)
+        c = r.labs["01"].checks[0]
+        self.assertEqual((c.id, c.kind, c.title, c.output, c.rc),
+                         ("one", "check", "The first check", ["out 1", "out 2"], 0))
+        self.assertEqual(r.labs["02"].unsupported, "events/x/trigger")
+        self.assertEqual(r.ftracetest["ftrace/a.tc"], (["[1] A test\t[PASS]"], 0))
+
+    def test_unfinished_check_has_no_rc(self):
+        r = protocol.parse(["@@ftlab lab-begin 01", "@@ftlab check-begin 01 x check T", "half"])
+        self.assertIsNone(r.labs["01"].checks[0].rc)
+        self.assertFalse(r.labs["01"].finished)
