@@ -1,0 +1,61 @@
+#!/bin/sh
+# description: Probe hash: function probes enable only the functions they probe
+# requires: set_ftrace_filter enabled_functions
+#
+# Lab 01: the probes' ftrace_ops now carries a filter hash with exactly the
+# probed functions, so only their call sites are patched. enabled_functions
+# lists one line per patched call site; its first word is the function.
+
+traced_functions() {
+	cut -d' ' -f1 enabled_functions | sort -u
+}
+
+one_function() {
+	try_write 'schedule:traceoff' set_ftrace_filter
+	echo "traced for the probe:"
+	traced_functions
+}
+check one-function "a probe on schedule patches schedule and nothing else" one_function
+
+glob_probe() {
+	try_write 'schedule_*:traceon' set_ftrace_filter
+	grep '^schedule_' available_filter_functions | cut -d' ' -f1 | sort -u > /tmp/matching
+	traced_functions > /tmp/traced
+	echo "traced for the probe:"
+	cat /tmp/traced
+	if cmp -s /tmp/matching /tmp/traced; then
+		echo "exactly the functions matching schedule_*"
+	else
+		echo "NOT the functions matching schedule_*"
+	fi
+}
+check glob "a glob probe patches exactly the functions that match it" glob_probe
+
+# A filter hash with no entry means "all functions": the last removal must
+# unregister the ops, not leave it registered with an empty hash.
+last_removed() {
+	try_write 'schedule:traceoff' set_ftrace_filter
+	try_write '!schedule:traceoff' set_ftrace_filter
+	echo "enabled_functions: $(count_lines enabled_functions) line(s)"
+	echo "current_tracer: $(cat current_tracer)"
+}
+guard last-removed "removing the last probe leaves no function traced" last_removed
+
+two_instances() {
+	mkdir instances/lab01
+	try_write 'schedule:traceoff' set_ftrace_filter
+	try_write 'vfs_fsync:traceoff' instances/lab01/set_ftrace_filter
+	echo "top level probes:"
+	grep : set_ftrace_filter
+	echo "instance lab01 probes:"
+	grep : instances/lab01/set_ftrace_filter
+	echo "traced:"
+	traced_functions
+	hit_functions
+	echo "after schedule ran: tracing_on top=$(cat tracing_on)" \
+		"lab01=$(cat instances/lab01/tracing_on)"
+	try_write '!schedule:traceoff' set_ftrace_filter
+	echo "traced once the top-level probe is gone:"
+	traced_functions
+}
+check instances "probes of two instances patch their own functions and act on their own buffer" two_instances
