@@ -72,6 +72,16 @@ hit_functions() {
 	done
 }
 
+# ask_gdb COMMAND...: have the debugger run a gdb command now, for labs
+# that need gdb to do what no kernel code can do yet at their checkpoint
+# (lab 02 puts an event into soft mode). The request is a trace_marker
+# write; gdb's "ft-serve" catches it in tracing_mark_write(), runs COMMAND
+# (unattended) or shows it to the learner, then lets the guest go on.
+# Such a lab says "# flags: gdb", and the harness always runs it under gdb.
+ask_gdb() {
+	echo "ftlab-gdb: $*" 2>/dev/null > "$TRACING/trace_marker"
+}
+
 # --- clean state between checks -------------------------------------------
 
 # removal_of LINE: the "!" command that removes a listed probe or trigger.

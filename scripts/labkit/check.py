@@ -72,14 +72,18 @@ def kernel_pass(session, kernel, tally, last_cp):
         labs = [cp for cp in cps if cp.has_lab]
     else:
         labs = [cp for cp in cps if cp.has_lab and cp.number <= kernel + 1]
-    plan = [f"lab:{cp.number:02d}" for cp in labs] + ["ftracetest"]
+    plain = [cp for cp in labs if not cp.needs_gdb]
+    plan = [f"lab:{cp.number:02d}" for cp in plain] + ["ftracetest"]
     run, report = session.boot(k, plan, f"check-{k.name}")
     if not labrun.grade_boot(run, tally, f"boot {k.label}"):
         return k, None
     tally.record(True, f"boot {k.label} and finish in {run.seconds:.0f} s")
-    for cp in labs:
+    for cp in plain:
         labrun.grade_lab(report, cp, kernel, tally)
     labrun.grade_ftracetest(report, kernel, tally, run.log)
+    for cp in labs:
+        if cp.needs_gdb:
+            labrun.run_gdb_lab(session, k, cp, kernel, tally)
     return k, report
 
 
@@ -116,21 +120,17 @@ def harness_on_real_guests(session, k, report, tally):
 
 
 def gdb_checks(session, tally):
+    """Each lab's gdb script on its own checkpoint ("# flags: gdb" labs
+    had theirs checked when they ran)."""
     for cp in series.checkpoints():
-        if not os.path.exists(gdbrun.lab_gdb_script(cp)):
+        if cp.needs_gdb or not os.path.exists(gdbrun.lab_gdb_script(cp)):
             continue
         k = session.kernel(cp.number)
         ui.step(f"gdb script of lab {cp.number:02d}, unattended, on {k.label}")
-        ok, evidence = gdbrun.unattended(k, session.initrd(), cp, free_port(), session.logs)
+        ok, evidence = gdbrun.unattended(k, session.initrd(), cp, labrun.free_port(),
+                                         session.logs)
         tally.record(ok, f"gdb lab {cp.number:02d} [{k.name}]")
         ui.block(evidence)
-
-
-def free_port():
-    import socket
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def run(session):

@@ -24,7 +24,8 @@ import time
 
 from . import qemu, series, ui
 
-HELPERS = os.path.join(series.ROOT, "gdb-scripts", "ftrace_labs.py")
+HELPERS = [os.path.join(series.ROOT, "gdb-scripts", name)
+           for name in ("ftrace_labs.py", "lab_requests.py")]
 _ADDR = re.compile(r"0x[0-9a-f]{8,16}")
 _END = re.compile(r"Breakpoint \d+, .*ksys_sync")
 
@@ -42,8 +43,9 @@ def gdb_command(kernel, cp, port, batch=False):
            "-iex", "set pagination off",
            "-iex", "set confirm off",
            "-ex", f"set $ft_batch = {1 if batch else 0}",
-           "-ex", f"target remote :{port}",
-           "-x", HELPERS]
+           "-ex", f"target remote :{port}"]
+    for helper in HELPERS:
+        cmd += ["-x", helper]
     script = lab_gdb_script(cp)
     if os.path.exists(script):
         cmd += ["-x", script]
@@ -107,8 +109,10 @@ def load_expected(cp):
         return [l.rstrip() for l in f if l.strip() and not l.startswith("#")]
 
 
-def unattended(kernel, initrd, cp, port, logdir, timeout=240):
-    """Run the lab's gdb script in batch mode; returns (ok, evidence)."""
+def unattended(kernel, initrd, cp, port, logdir, timeout=240, console_out=None):
+    """Run the lab's gdb script in batch mode; returns (ok, evidence).
+    The guest's console lines are appended to console_out if given (a
+    lab with "# flags: gdb" is graded from them)."""
     log = os.path.join(logdir, f"gdb-{kernel.name}-lab{cp.number:02d}.console.log")
     gdb_log = os.path.join(logdir, f"gdb-{kernel.name}-lab{cp.number:02d}.gdb.log")
     guest = start_guest(kernel, initrd, cp, port, log)
@@ -130,6 +134,8 @@ def unattended(kernel, initrd, cp, port, logdir, timeout=240):
         got = normalise(f.readlines())
     with open(log, errors="replace") as f:
         console = [l.rstrip() for l in f]
+    if console_out is not None:
+        console_out.extend(console)
     crash = [l for l in console if qemu.CRASH_RE.search(l)]
     evidence = []
     if rc == "timeout":

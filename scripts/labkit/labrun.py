@@ -3,9 +3,11 @@
 Used by "make lab N" (one lab on one kernel) and by "make check" (every
 lab and ftracetest on every kernel)."""
 
+import contextlib
+import fcntl
 import os
 
-from . import deps, ftmatrix, grade, initramfs, kbuild, protocol, qemu, series, tree, ui
+from . import deps, ftmatrix, gdbrun, grade, initramfs, kbuild, protocol, qemu, series, tree, ui
 
 
 class Session:
@@ -27,12 +29,13 @@ class Session:
     def kernel(self, kernel):
         """Check out and build 'upstream' or checkpoint N; returns kbuild.Kernel."""
         k = kbuild.Kernel(self.build_dir, kernel)
-        branch = self.tree.checkout(kernel)
-        ui.debug(f"tree at {branch}")
-        if kernel != "upstream":
-            prev = "upstream" if kernel == 0 else f"cp{kernel - 1}"
-            k.seed(os.path.join(self.build_dir, "obj", prev))
-        k.build(self.tree.path)
+        with tree_lock(self.build_dir):
+            branch = self.tree.checkout(kernel)
+            ui.debug(f"tree at {branch}")
+            if kernel != "upstream":
+                prev = "upstream" if kernel == 0 else f"cp{kernel - 1}"
+                k.seed(os.path.join(self.build_dir, "obj", prev))
+            k.build(self.tree.path)
         return k
 
     def initrd(self):
@@ -49,6 +52,19 @@ class Session:
         ui.step(f"booting {k.label} in QEMU: {', '.join(plan)} (console: {os.path.relpath(log)})")
         run = qemu.run(qemu.command(k.bzimage, self.initrd(), append), log, timeout)
         return run, protocol.parse(run.lines)
+
+
+@contextlib.contextmanager
+def tree_lock(build_dir):
+    """One checkout-and-build at a time per build folder: two makes in two
+    terminals must not switch build/linux under each other's compiler."""
+    with open(os.path.join(build_dir, ".tree.lock"), "w") as f:
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            ui.info("another make is building in this build folder; waiting for it")
+            fcntl.flock(f, fcntl.LOCK_EX)
+        yield
 
 
 def default_timeout(plan):
@@ -118,11 +134,41 @@ def grade_ftracetest(report, kernel, tally, log):
                  + [f"console log: {os.path.relpath(log)}"])
 
 
+def run_gdb_lab(session, k, cp, kernel, tally, port=None):
+    """A lab with "# flags: gdb": boot paused, gdb runs the lab's script
+    unattended (serving its requests), then grade the guest's output and,
+    on the lab's own checkpoint, gdb's output too."""
+    ui.step(f"booting {k.label} under gdb for lab {cp.number:02d} (it asks gdb to act)")
+    console = []
+    ok, evidence = gdbrun.unattended(k, session.initrd(), cp, port or free_port(),
+                                     session.logs, console_out=console)
+    report = protocol.parse(console)
+    crashed = [l for l in evidence if "crashed" in l or "did not finish" in l]
+    if crashed:
+        tally.record(False, f"lab {cp.number:02d} [{k.name}] under gdb")
+        ui.block(evidence)
+        return
+    grade_lab(report, cp, kernel, tally)
+    if kernel == cp.number:
+        tally.record(ok, f"gdb lab {cp.number:02d} [{k.name}]")
+        ui.block(evidence)
+
+
+def free_port():
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
 def run_one_lab(session, number, kernel):
     """make lab N [KERNEL=upstream]."""
     cp = series.lookup(number)
     k = session.kernel(kernel)
     tally = ui.Tally()
+    if cp.needs_gdb:
+        run_gdb_lab(session, k, cp, kernel, tally)
+        return tally
     run, report = session.boot(k, [f"lab:{number:02d}"], f"lab{number:02d}-{k.name}")
     if grade_boot(run, tally, f"lab {number:02d} [{k.name}]"):
         grade_lab(report, cp, kernel, tally)

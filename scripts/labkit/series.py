@@ -48,6 +48,11 @@ class Checkpoint:
         return header_field(self.lab_script, "description") or self.slug
 
     @property
+    def needs_gdb(self):
+        """A lab with "# flags: gdb" runs under gdb, which acts on its requests."""
+        return "gdb" in header_field(self.lab_script, "flags").split()
+
+    @property
     def has_lab(self):
         return os.path.isfile(self.lab_script)
 
