@@ -93,3 +93,20 @@ class Protocol(unittest.TestCase):
         r = protocol.parse(["@@ftlab lab-begin 01", "@@ftlab check-begin 01 x check T", "half"])
         self.assertIsNone(r.labs["01"].checks[0].rc)
         self.assertFalse(r.labs["01"].finished)
+
+
+class CheckpatchExceptions(unittest.TestCase):
+    PATCH = ("Subject: x\n\nwhy\n\nSigned-off-by: A <a@b.c>\n---\n"
+             "Checkpatch-exception: FILE_PATH_CHANGES\nthe reason\n---\n f | 1 -\n"
+             "diff --git a/f b/f\n+Checkpatch-exception: NOT_IN_NOTES\n")
+
+    def test_exceptions_come_from_the_notes_only(self):
+        from labkit import check
+        self.assertEqual(check.accepted_exceptions(self.PATCH), {"FILE_PATH_CHANGES"})
+
+    def test_only_the_explained_type_is_forgiven(self):
+        from labkit import check
+        out = ("p.patch:871: WARNING:FILE_PATH_CHANGES: added, moved or deleted file(s)\n"
+               "p.patch:900: CHECK:BRACES: braces {} should be used\n")
+        self.assertEqual(check.checkpatch_problems(out, {"FILE_PATH_CHANGES"}),
+                         ["p.patch:900: CHECK:BRACES: braces {} should be used"])
