@@ -42,6 +42,8 @@ def gdb_command(kernel, cp, port, batch=False):
            "-iex", f"add-auto-load-safe-path {tree_gdb}",
            "-iex", "set pagination off",
            "-iex", "set confirm off",
+           # vmlinux has all its debug info: no asking to download any
+           "-iex", "set debuginfod enabled off",
            "-ex", f"set $ft_batch = {1 if batch else 0}",
            "-ex", f"target remote :{port}"]
     for helper in HELPERS:
