@@ -10,6 +10,8 @@ user buffer. ft-serve breaks there and reads it:
   - with a learner: gdb stops and shows COMMAND, to type (or change).
 """
 
+import os
+
 import gdb
 
 PREFIX = b"ftlab-gdb: "
@@ -79,3 +81,24 @@ the keyboard, gdb stops and shows the command to type."""
 
 
 FtServe()
+
+
+class LabFinished(gdb.Function):
+    """$_ft_lab_finished() - 1 once the guest has said its lab is over.
+
+The unattended runs end at the guest's last "sync" (ksys_sync), but a lab
+may call sync too; this condition tells the two apart by reading the
+guest's console log ($FTLAB_CONSOLE_LOG) for "@@ftlab gdb-lab-finished"."""
+
+    def __init__(self):
+        super().__init__("_ft_lab_finished")
+
+    def invoke(self):
+        path = os.environ.get("FTLAB_CONSOLE_LOG")
+        if not path or not os.path.exists(path):
+            return 0
+        with open(path, errors="replace") as f:
+            return int("@@ftlab gdb-lab-finished" in f.read())
+
+
+LabFinished()

@@ -12,7 +12,8 @@ A lab's gdb script serves both ways: breakpoint commands end with
     end
 so that the unattended run goes on where a learner gets a prompt. The
 guest runs "sync" when the lab script is done; the unattended run stops
-there (a breakpoint on ksys_sync) and its output is checked against the
+there (a breakpoint on ksys_sync, conditional on the console showing the
+lab's end, since labs may call sync themselves) and its output is checked against the
 lab's gdb.expected: lines that must appear, in that order.
 """
 
@@ -53,7 +54,7 @@ def gdb_command(kernel, cp, port, batch=False):
         cmd += ["-x", script]
     if batch:
         cmd = cmd[:1] + ["-batch"] + cmd[1:]
-        cmd += ["-ex", "break ksys_sync", "-ex", "continue"]
+        cmd += ["-ex", "break ksys_sync if $_ft_lab_finished()", "-ex", "continue"]
     cmd.append(kernel.vmlinux)
     return cmd
 
