@@ -270,14 +270,39 @@ def event_file_name(file):
     return "%s:%s" % (cstring(call["class"]["system"]), event_name(call))
 
 
+# The data of an enable_event/disable_event probe, by kernel: struct
+# event_probe at checkpoint 3 on, struct event_probe_data upstream.  Both
+# point to the event file and hold the count.
+EVENT_PROBE_TYPES = ("event_probe", "event_probe_data")
+
+
+def event_probe_text(data):
+    """"sched:sched_switch:count=N" from an event probe's data pointer,
+    or None if this kernel has no such struct (or the pointer is bad)."""
+    for name in EVENT_PROBE_TYPES:
+        if not (has_field(name, "file") and has_field(name, "count")):
+            continue
+        ep = data.cast(struct_type(name).pointer())
+        try:
+            return "%s:%s" % (event_file_name(ep["file"]), count_text(ep["count"]))
+        except gdb.error:
+            return None
+    return None
+
+
 def entry_line(ip, probe_ops, data):
     """One probe as set_ftrace_filter shows it, for the "entries" layout.
 
     A counted command keeps its count in the data slot itself; other
-    commands own what their slot points to."""
+    commands own what their slot points to (the event probes: a struct
+    with the event and the count, decoded where this kernel has one)."""
     cmd, counted = probe_command(probe_ops)
     line = "%s:%s" % (func_name(ip), cmd)
     value = int(data)
+    if cmd in ("enable_event", "disable_event") and value and value != (1 << 64) - 1:
+        text = event_probe_text(data)
+        if text:
+            return line + ":" + text
     if counted:
         if value >= 1 << 63:
             value -= 1 << 64
@@ -310,9 +335,10 @@ def mapper_line(ip, probe):
         if struct_type("ftrace_func_mapper") else None
     if data is None:
         return line + ":unlimited"
-    if cmd in ("enable_event", "disable_event") and struct_type("event_probe_data"):
-        edata = data.cast(struct_type("event_probe_data").pointer())
-        return "%s:%s:%s" % (line, event_file_name(edata["file"]), count_text(edata["count"]))
+    if cmd in ("enable_event", "disable_event"):
+        text = event_probe_text(data)
+        if text:
+            return line + ":" + text
     value = int(data.cast(gdb.lookup_type("long")))
     return line + ":" + count_text(value)
 
@@ -522,6 +548,70 @@ disabled or removed."""
             enable_file_text(flags, names)))
 
 
+# --- soft mode of an event, set from gdb (lab 02) ------------------------------
+
+def soft_mode_masks():
+    """(SOFT_MODE, SOFT_DISABLED) masks from this kernel's enum, or None
+    when the kernel has no soft mode (checkpoints 0 and 1)."""
+    by_name = {n: m for m, n in file_flag_names().items()}
+    if "SOFT_MODE" not in by_name or "SOFT_DISABLED" not in by_name or \
+            not has_field("trace_event_file", "sm_ref"):
+        return None
+    return by_name["SOFT_MODE"], by_name["SOFT_DISABLED"]
+
+
+class FtSoft(gdb.Command):
+    """ft-soft SYSTEM EVENT on|off [INSTANCE]: put an event into soft mode, or out.
+
+"on" does what a kernel user of soft mode does when it arrives, minus
+registering the tracepoint: it sets SOFT_MODE and SOFT_DISABLED in the
+event file's flags and makes sm_ref 1, so the event reads "0*" and
+records nothing while its tracepoint stays as it was (enable the event
+first, so that the tracepoint is registered).  "off" clears both flags
+and makes sm_ref 0: the event is then what its registration says (it
+records if ENABLED is set).  Unlike the kernel's last soft-mode user, gdb
+cannot unregister the tracepoint.  For lab 02, before any kernel code
+enters soft mode; on a kernel without soft mode it says so and changes
+nothing.  Example: ft-soft sched sched_switch on"""
+
+    def __init__(self):
+        super().__init__("ft-soft", gdb.COMMAND_DATA)
+
+    def invoke(self, arg, from_tty):
+        need_target()
+        words = arg.split()
+        if len(words) not in (3, 4) or words[2] not in ("on", "off"):
+            raise gdb.GdbError("usage: ft-soft SYSTEM EVENT on|off [INSTANCE]")
+        on = words[2] == "on"
+        masks = soft_mode_masks()
+        if masks is None:
+            print("ft-soft: this kernel has no soft mode for trace events (no "
+                  "EVENT_FILE_FL_SOFT_MODE flag, no sm_ref; checkpoint 2 adds them): "
+                  "nothing changed")
+            return
+        f, name = event_args(" ".join(words[:2] + words[3:]), "ft-soft")
+        names = file_flag_names()
+        enabled = {n: m for m, n in names.items()}["ENABLED"]
+        flags = int(f["flags"])
+        sm_ref = as_int(f["sm_ref"])
+        if on and sm_ref:
+            print("ft-soft: %s is already held in soft mode by %s (sm_ref %d): "
+                  "nothing changed" % (event_file_name(f), plural(sm_ref, "user"), sm_ref))
+            return
+        both = masks[0] | masks[1]
+        flags = flags | both if on else flags & ~both
+        addr = int(f)
+        gdb.execute("set var ((struct trace_event_file *)0x%x)->flags = 0x%x" % (addr, flags))
+        gdb.execute("set var ((struct trace_event_file *)0x%x)->sm_ref.counter = %d"
+                    % (addr, 1 if on else 0))
+        print("ft-soft: %s (%s) %s soft mode: flags %s, sm_ref %d, enable file reads %s" % (
+            event_file_name(f), instance_label(name), "put into" if on else "taken out of",
+            decode_flags(flags, names), as_int(f["sm_ref"]), enable_file_text(flags, names)))
+        if on and not flags & enabled:
+            print("  note: the event is not enabled, so its tracepoint is not registered "
+                  "(gdb cannot register it)")
+
+
 # --- event triggers ------------------------------------------------------------
 
 def has_event_triggers():
@@ -608,6 +698,64 @@ this kernel has that option."""
             print("  function-trace option: %s" % ("set" if on else "not set"))
 
 
+# --- the snapshot buffer -----------------------------------------------------------
+
+def ring_buffer_entries(buffer):
+    """Events in a struct trace_buffer (what ring_buffer_entries() counts):
+    per CPU, the events written, less those overwritten and those read."""
+    if int(buffer) == 0:
+        return None
+    total = 0
+    for cpu in range(int(buffer["cpus"])):
+        cpu_buffer = buffer["buffers"][cpu]
+        if int(cpu_buffer) == 0:
+            continue
+        total += as_int(cpu_buffer["entries"]["a"]) - as_int(cpu_buffer["overrun"]["a"]) \
+            - int(cpu_buffer["read"])
+    return total
+
+
+def describe_buffer(array_buffer):
+    buffer = array_buffer["buffer"]
+    n = ring_buffer_entries(buffer)
+    return "trace_buffer 0x%x, %s" % (int(buffer), "none" if n is None else plural(n, "event"))
+
+
+class FtSnapshot(gdb.Command):
+    """ft-snapshot [INSTANCE]: the instance's live and snapshot buffers.
+
+Whether the snapshot buffer is allocated (tr->allocated_snapshot: what
+the snapshot file calls "Snapshot is allocated"), the ring buffer behind
+"trace" (tr->array_buffer) and the one behind "snapshot"
+(tr->max_buffer) with how many events each holds, and whether the
+current tracer keeps its maximum latency in the snapshot buffer (then a
+snapshot is refused).  A swap exchanges the two ring buffer pointers."""
+
+    def __init__(self):
+        super().__init__("ft-snapshot", gdb.COMMAND_USER)
+
+    def invoke(self, arg, from_tty):
+        need_target()
+        if not has_field("trace_array", "allocated_snapshot"):
+            print("this kernel has no snapshot buffer (CONFIG_TRACER_SNAPSHOT is off)")
+            return
+        name = arg.strip() or None
+        tr = find_instance(name)
+        allocated = int(tr["allocated_snapshot"])
+        print("snapshot buffer of %s: %s" % (instance_label(name),
+                                             "allocated" if allocated else "freed"))
+        print("  live (tr->array_buffer, the trace file): " + describe_buffer(tr["array_buffer"]))
+        print("  snapshot (tr->max_buffer, the snapshot file): " +
+              describe_buffer(tr["max_buffer"]))
+        tracer = tr["current_trace"]
+        if int(tracer):
+            uses = int(tracer["use_max_tr"]) if has_field("tracer", "use_max_tr") else 0
+            print("  current tracer %s: %s" % (
+                cstring(tracer["name"]),
+                "keeps its maximum in the snapshot buffer, snapshots are refused" if uses
+                else "leaves the snapshot buffer to snapshots"))
+
+
 # --- breakpoints at the dispatch points ---------------------------------------
 #
 # What a learner asks for, and the functions that do it in one kernel or
@@ -621,25 +769,34 @@ BREAK_POINTS = [
     ("traceoff", "the traceoff probe command",
      ["ftrace_traceoff", "ftrace_traceoff_count"]),
     ("event-probe", "the enable_event/disable_event probe commands",
-     ["event_enable_probe", "event_enable_count_probe"]),
+     ["event_enable_probe", "event_enable_count_probe",
+      "event_probe_hit", "event_probe_count_hit"]),
     ("stacktrace", "the stacktrace probe command and trigger",
      ["ftrace_stacktrace", "ftrace_stacktrace_count",
       "stacktrace_trigger", "stacktrace_count_trigger"]),
     ("snapshot", "the snapshot probe command and trigger",
-     ["ftrace_snapshot", "ftrace_count_snapshot",
+     ["ftrace_snapshot", "ftrace_snapshot_count", "ftrace_count_snapshot",
       "snapshot_trigger", "snapshot_count_trigger"]),
     ("trigger", "an event's triggers being run", ["event_triggers_call"]),
     ("post-trigger", "triggers that run after the event is recorded",
      ["event_triggers_post_call"]),
     ("soft-disable", "where enabling an event changes its soft mode",
-     ["__ftrace_event_enable_disable"]),
+     ["__ftrace_event_enable_disable", "event_soft_mode_get", "event_soft_mode_put"]),
 ]
 
 
 def function_exists(name):
     sym = symbol(name)
-    return sym is not None and sym.type is not None and \
-        sym.type.code == gdb.TYPE_CODE_FUNC
+    if sym is not None and sym.type is not None and \
+            sym.type.code == gdb.TYPE_CODE_FUNC:
+        return True
+    # A static function the compiler inlined into its only caller (such as
+    # event_soft_mode_get at checkpoint 2) has no symbol of its own, but
+    # gdb can still break on its inlined copies.
+    try:
+        return bool(gdb.decode_line(name)[1])
+    except gdb.error:
+        return False
 
 
 _file_sections = None
@@ -902,7 +1059,8 @@ def vmlinux_objfile():
 
 # --- "help ft" ------------------------------------------------------------------
 
-COMMANDS = [FtProbes, FtEvent, FtEventSet, FtTriggers, FtClock, FtBreak, FtCallsite, FtConsole]
+COMMANDS = [FtProbes, FtEvent, FtEventSet, FtSoft, FtTriggers, FtClock, FtSnapshot, FtBreak,
+            FtCallsite, FtConsole]
 
 
 def summary():

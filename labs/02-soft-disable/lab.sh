@@ -1,0 +1,96 @@
+#!/bin/sh
+# description: Soft disable: an event that is registered but records nothing
+# requires: events/sched/sched_switch/enable set_event trace_marker
+# flags: gdb
+#
+# Lab 02: an event file can be in soft mode (SOFT_MODE): its tracepoint
+# stays registered, and one bit, SOFT_DISABLED, says whether the event
+# records. The enable file shows it as "0*" or "1*".
+#
+# At this checkpoint no kernel code puts an event into soft mode yet (the
+# probes of lab 03 will), so the lab asks gdb to: "ask_gdb ft-soft sched
+# sched_switch on" sets SOFT_MODE and SOFT_DISABLED and sm_ref = 1, "off"
+# clears them. The harness runs this lab under gdb, which serves the
+# requests. Every check takes the event out of soft mode before it ends:
+# reset_tracing cannot, as writes to "enable" no longer leave soft mode.
+
+ENABLE=events/sched/sched_switch/enable
+
+state() {
+	echo "$1: enable reads $(cat $ENABLE)"
+}
+
+# Is the tracepoint registered? set_event lists every event whose
+# tracepoint is registered, soft disabled or not.
+armed() {
+	if grep -qx 'sched:sched_switch' set_event; then
+		echo "set_event lists sched:sched_switch (its tracepoint is registered)"
+	else
+		echo "set_event does not list sched:sched_switch"
+	fi
+}
+
+# Empty the trace, let tasks switch, then say whether sched_switch recorded.
+switches() {
+	echo > trace
+	hit_functions
+	if trace_body | grep -q 'sched_switch:'; then
+		echo "sched_switch in trace: some"
+	else
+		echo "sched_switch in trace: none"
+	fi
+}
+
+soft_on() {
+	ask_gdb ft-soft sched sched_switch on
+}
+
+soft_off() {
+	ask_gdb ft-soft sched sched_switch off
+}
+
+# Without soft mode the enable file has two states and no '*'.
+plain() {
+	state "at start"
+	echo 1 > $ENABLE
+	state "after echo 1"
+	switches
+	echo 0 > $ENABLE
+	state "after echo 0"
+	armed
+	switches
+}
+guard plain "without soft mode, enable reads 0 or 1 and means it" plain
+
+# An enabled event put into soft mode, soft disabled: registered, silent.
+soft_disabled() {
+	echo 1 > $ENABLE
+	state "enabled by the user"
+	soft_on
+	state "in soft mode, soft disabled"
+	armed
+	switches
+	soft_off
+	state "out of soft mode"
+	switches
+}
+check soft-disabled "a soft disabled event reads 0*, keeps its tracepoint and records nothing" soft_disabled
+
+# In soft mode a write to enable changes SOFT_DISABLED and nothing else.
+soft_writes() {
+	echo 1 > $ENABLE
+	soft_on
+	state "in soft mode"
+	echo 1 > $ENABLE
+	state "after echo 1"
+	ask_gdb ft-event sched sched_switch
+	switches
+	echo 0 > $ENABLE
+	state "after echo 0"
+	armed
+	switches
+	soft_off
+	state "out of soft mode"
+	armed
+}
+check soft-writes "in soft mode, echo 1/0 > enable only flips the soft bit: 1*, then 0*" soft_writes

@@ -1,0 +1,123 @@
+#!/bin/sh
+# description: Event probes: enable_event and disable_event in set_ftrace_filter
+# requires: set_ftrace_filter events/sched/sched_switch/enable
+#
+# Lab 03: FUNCTION:enable_event:SYSTEM:EVENT[:COUNT] (and disable_event)
+# switch a trace event on or off when FUNCTION is hit. Adding the probe puts
+# the event into soft mode (checkpoint 2): its tracepoint is registered at
+# once, and a hit only flips the SOFT_DISABLED bit. The enable file shows
+# soft mode with a '*'.
+#
+# Probes on schedule or try_to_wake_up fire between any two shell commands,
+# so the checks either start from a state where a hit changes nothing, or
+# use ksys_sync, which runs only when the script says "sync".
+
+ENABLE=events/sched/sched_switch/enable
+
+state() {
+	echo "$1: enable reads $(cat $ENABLE)"
+}
+
+# sched_switch lines recorded so far: "none" or "some".
+switches() {
+	if trace_body | grep -q 'sched_switch:'; then
+		echo "sched_switch in trace: some"
+	else
+		echo "sched_switch in trace: none"
+	fi
+}
+
+probes() {
+	echo "-- probes in set_ftrace_filter:"
+	grep '_event:' set_ftrace_filter | sort
+}
+
+# The event stays off, its tracepoint armed, until the probed function runs.
+until_hit() {
+	state "before"
+	try_write 'ksys_sync:enable_event:sched:sched_switch' set_ftrace_filter
+	probes
+	state "probe added, ksys_sync not run yet"
+	hit_functions
+	switches
+	sync
+	state "after sync"
+	hit_functions
+	switches
+}
+check until-hit "the target event reads 0* and records nothing until the probe fires" until_hit
+
+# The first example of the 2013 series. sched_switch starts enabled, so the
+# probe's hits change nothing and use up no count until the event is
+# switched off by hand.
+enable_count() {
+	echo 1 > $ENABLE
+	try_write 'try_to_wake_up:enable_event:sched:sched_switch:2' set_ftrace_filter
+	state "probe added on an enabled event"
+	hit_functions
+	probes
+	for _n in 1 2 3; do
+		echo 0 > $ENABLE
+		hit_functions
+		state "off by hand, then try_to_wake_up ran ($_n)"
+		probes
+	done
+}
+check enable-count "try_to_wake_up:enable_event:sched:sched_switch:2 switches the event on twice" enable_count
+
+# The second example: disable_event on schedule, starting from a disabled
+# event, which the probe then keeps off twice.
+disable_count() {
+	try_write 'schedule:disable_event:sched:sched_switch:2' set_ftrace_filter
+	state "probe added on a disabled event"
+	hit_functions
+	probes
+	for _n in 1 2 3; do
+		echo 1 > $ENABLE
+		hit_functions
+		state "on by hand, then schedule ran ($_n)"
+		probes
+	done
+}
+check disable-count "schedule:disable_event:sched:sched_switch:2 switches the event off twice" disable_count
+
+# Soft mode is counted: it ends with its last user, and the event is left
+# the way the probes last set it.
+removal() {
+	try_write 'ksys_sync:enable_event:sched:sched_switch' set_ftrace_filter
+	try_write '!ksys_sync:enable_event:sched:sched_switch' set_ftrace_filter
+	state "removed before it fired"
+	probes
+
+	try_write 'ksys_sync:enable_event:sched:sched_switch' set_ftrace_filter
+	try_write 'schedule:enable_event:sched:sched_switch:0' set_ftrace_filter
+	probes
+	state "two probes"
+	try_write '!schedule:enable_event:sched:sched_switch:0' set_ftrace_filter
+	state "one probe left"
+	sync
+	state "after sync"
+	try_write '!ksys_sync:enable_event:sched:sched_switch' set_ftrace_filter
+	state "last probe removed"
+	probes
+	try_write '!ksys_sync:enable_event:sched:sched_switch' set_ftrace_filter
+}
+check removal "removing the last probe ends soft mode; the event keeps the state the probe set" removal
+
+errors() {
+	try_write 'ksys_sync:enable_event:sched:sched_switch:0x2' set_ftrace_filter
+	probes
+	try_write 'ksys_sync:enable_event:nosuchsystem:sched_switch' set_ftrace_filter
+	try_write 'ksys_sync:enable_event:sched:nosuchevent' set_ftrace_filter
+	try_write 'ksys_sync:enable_event:sched' set_ftrace_filter
+	try_write 'ksys_sync:enable_event' set_ftrace_filter
+	try_write 'ksys_sync:disable_event:sched:sched_switch:' set_ftrace_filter
+	try_write 'ksys_sync:disable_event:sched:sched_switch:two' set_ftrace_filter
+	try_write 'ksys_sync:disable_event:sched:sched_switch:99999999999999999999' set_ftrace_filter
+	try_write 'no_such_function_xyz:disable_event:sched:sched_wakeup' set_ftrace_filter
+	try_write 'ksys_sync:disable_event:sched:sched_wakeup' set_ftrace_notrace
+	try_write '!ksys_sync:disable_event:sched:sched_switch' set_ftrace_filter
+	echo "sched_wakeup (no probe was added): $(cat events/sched/sched_wakeup/enable)"
+	probes
+}
+check errors "bad probe lines fail with the errors of 6.1 and leave no soft mode behind" errors

@@ -1,0 +1,100 @@
+#!/bin/sh
+# description: Stacktrace probe: record the stack of a probed function
+# requires: set_ftrace_filter
+#
+# Lab 04: "<function>:stacktrace[:count]" writes a "<stack trace>" entry
+# into the instance's buffer each time <function> runs. The entry lists the
+# probed function first, then its callers; ftrace's own frames are skipped.
+
+# stack_lines [FILE]: the frames of every stack trace entry, without the
+# entry's header line (whose flags column can vary from run to run).
+stack_lines() {
+	grep '^ => ' "${1:-trace}"
+}
+
+# probes: the probe lines of set_ftrace_filter, sorted. 6.1 lists the
+# probes of the last command added first; the order is not the point here.
+probes() {
+	echo "-- probes in set_ftrace_filter:"
+	grep ':' set_ftrace_filter | sort
+}
+
+# stack_entries [FILE]: how many stack trace entries the buffer holds.
+stack_entries() {
+	grep -c '<stack trace>' "${1:-trace}"
+}
+
+# The sync system call reaches ksys_sync() by one path only, so the whole
+# stack is known in advance.
+first_frame() {
+	try_write 'ksys_sync:stacktrace' set_ftrace_filter
+	sync
+	echo "stack trace entries: $(stack_entries)"
+	stack_lines
+	case $(stack_lines | head -n 1) in
+	' => ksys_sync')	echo "first frame: the probed function" ;;
+	*)			echo "first frame: NOT the probed function" ;;
+	esac
+	if stack_lines | grep -q 'ftrace\|trace_stack\|probe'; then
+		echo "ftrace's own frames are in the entry"
+	else
+		echo "none of ftrace's own frames"
+	fi
+}
+check first-frame "sync gives one entry: ksys_sync, then its callers, no ftrace frames" first_frame
+
+# Many forks, but ":2" records two stack traces. While tracing is off no
+# entry can be written, and the count is left alone.
+count() {
+	echo 0 > tracing_on
+	try_write 'kernel_clone:stacktrace:2' set_ftrace_filter
+	hit_functions
+	echo "with tracing off: $(grep stacktrace set_ftrace_filter)"
+	echo 1 > tracing_on
+	hit_functions
+	echo "after the forks: $(grep stacktrace set_ftrace_filter)"
+	echo "stack trace entries: $(stack_entries)"
+	echo "first frames:"
+	grep -A 1 '<stack trace>' trace | grep '^ => '
+}
+check count "kernel_clone:stacktrace:2 records exactly two stack traces" count
+
+# Plain and counted probes are two kinds: "!f:stacktrace" removes only the
+# plain one, a counted one is removed by naming a count, any count.
+removal() {
+	try_write 'kernel_clone:stacktrace' set_ftrace_filter
+	try_write 'ksys_sync:stacktrace:3' set_ftrace_filter
+	probes
+	try_write '!ksys_sync:stacktrace' set_ftrace_filter
+	try_write '!kernel_clone:stacktrace' set_ftrace_filter
+	probes
+	try_write '!ksys_sync:stacktrace:0' set_ftrace_filter
+	probes
+	echo > trace
+	hit_functions
+	sync
+	echo "stack trace entries once removed: $(stack_entries)"
+}
+check removal "listed as :unlimited and :count=N; removed with !f:stacktrace and !f:stacktrace:0" removal
+
+errors() {
+	try_write 'kernel_clone:stacktrace' set_ftrace_filter
+	try_write 'kernel_clone:stacktrace' set_ftrace_filter
+	try_write 'kernel_clone:stacktrace:abc' set_ftrace_filter
+	try_write 'no_such_function_xyz:stacktrace' set_ftrace_filter
+	try_write '!vfs_fsync:stacktrace' set_ftrace_filter
+	try_write '!kernel_clone:stacktrace:0' set_ftrace_filter
+	try_write 'kernel_clone:stacktrace' set_ftrace_notrace
+	probes
+}
+check errors "a probe already there, a bad count, no such function, notrace: EINVAL/ENODEV" errors
+
+instance() {
+	mkdir instances/lab04
+	try_write 'ksys_sync:stacktrace' instances/lab04/set_ftrace_filter
+	sync
+	echo "top level: $(stack_entries) stack trace entries"
+	echo "lab04: $(stack_entries instances/lab04/trace) stack trace entries"
+	stack_lines instances/lab04/trace | head -n 1
+}
+check instance "a probe of an instance writes into that instance's buffer" instance

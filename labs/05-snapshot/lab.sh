@@ -1,0 +1,120 @@
+#!/bin/sh
+# description: Snapshot probe: swap in the snapshot buffer when a function runs
+# requires: set_ftrace_filter snapshot
+#
+# Lab 05: "<function>:snapshot[:count]" swaps the live buffer with the
+# snapshot buffer each time <function> runs: "snapshot" then holds what was
+# traced before the call, and tracing goes on in "trace". The lines in the
+# buffers come from trace_marker, so their text is known in advance; the
+# probed function is ksys_sync(), which runs only when we call sync.
+
+# Between checks the snapshot buffer is not reset: free it, so that each
+# check starts with no snapshot buffer at all.
+free_snapshot() {
+	echo 0 > snapshot
+}
+
+# mark TEXT: put a line of known text into the live buffer.
+mark() {
+	echo "$1" > trace_marker
+}
+
+# messages FILE: the marker texts found in FILE, one per line.
+messages() {
+	echo "-- $1:"
+	grep -v '^#' "$1" | sed 's/.*tracing_mark_write: //'
+}
+
+# snapshot_state [DIR]: "allocated" or "freed", from the snapshot file.
+snapshot_state() {
+	grep -o 'Snapshot is [a-z]*' "${1:-.}/snapshot"
+}
+
+# probes: the probe lines of set_ftrace_filter, sorted (6.1 lists the
+# probes of the last command added first).
+probes() {
+	echo "-- probes in set_ftrace_filter:"
+	grep ':' set_ftrace_filter | sort
+}
+
+# The buffer is allocated when the probe is added, before it ever fires.
+allocate() {
+	free_snapshot
+	mkdir instances/lab05
+	snapshot_state
+	try_write 'ksys_sync:snapshot' set_ftrace_filter
+	snapshot_state
+	messages snapshot
+	echo "instance lab05: $(snapshot_state instances/lab05)"
+	try_write 'ksys_sync:snapshot' instances/lab05/set_ftrace_filter
+	echo "instance lab05: $(snapshot_state instances/lab05)"
+}
+check allocate "adding the probe allocates the snapshot buffer of its instance, before any hit" allocate
+
+swap() {
+	free_snapshot
+	try_write 'ksys_sync:snapshot' set_ftrace_filter
+	mark "one: before sync"
+	mark "two: before sync"
+	sync
+	mark "three: after sync"
+	messages snapshot
+	messages trace
+}
+check swap "sync swaps the buffers: lines written before it are in snapshot, later ones in trace" swap
+
+count() {
+	free_snapshot
+	try_write 'ksys_sync:snapshot:1' set_ftrace_filter
+	mark "first"
+	sync
+	mark "second"
+	sync
+	mark "third"
+	probes
+	messages snapshot
+	messages trace
+}
+check count "ksys_sync:snapshot:1 swaps at the first sync only" count
+
+# Plain and counted probes are two kinds: "!f:snapshot" removes only the
+# plain one, a counted one is removed by naming a count, any count.
+removal() {
+	free_snapshot
+	try_write 'ksys_sync:snapshot' set_ftrace_filter
+	try_write 'ksys_sync:snapshot:5' set_ftrace_filter
+	probes
+	try_write '!ksys_sync:snapshot' set_ftrace_filter
+	probes
+	try_write '!ksys_sync:snapshot' set_ftrace_filter
+	try_write '!ksys_sync:snapshot:0' set_ftrace_filter
+	probes
+	mark "after removal"
+	sync
+	messages snapshot
+	messages trace
+}
+check removal "listed as :unlimited and :count=N; removed with !f:snapshot and !f:snapshot:0" removal
+
+# Errors, and what is allocated when a command fails: a bad count or the
+# notrace file fail before the buffer is allocated, a function that does
+# not exist only after. Under a latency tracer the snapshot buffer is the
+# tracer's: the probe can be added but does not swap (the count still
+# drops), and "echo 1 > snapshot" is refused.
+errors() {
+	free_snapshot
+	try_write 'ksys_sync:snapshot:abc' set_ftrace_filter
+	try_write 'ksys_sync:snapshot' set_ftrace_notrace
+	snapshot_state
+	try_write 'no_such_function_xyz:snapshot' set_ftrace_filter
+	snapshot_state
+	probes
+	free_snapshot
+	echo irqsoff > current_tracer
+	try_write 'ksys_sync:snapshot:2' set_ftrace_filter
+	try_write 1 snapshot
+	sync
+	probes
+	echo nop > current_tracer
+}
+check errors "bad count, notrace, unknown function: EINVAL; under irqsoff the probe does not swap" errors
