@@ -27,7 +27,7 @@ N ?= $(ARG_N)
 .DEFAULT_GOAL := help
 
 $(NUMBERED):
-	@$(FTLAB) $@ $(FTLAB_OPTS) $(N)
+	@$(FTLAB) $@ $(N) $(FTLAB_OPTS)
 
 list docs check deps:
 	@$(FTLAB) $@ $(FTLAB_OPTS)

@@ -72,7 +72,7 @@ def parse_args(argv):
     p.add_argument("--timeout", type=int)
     p.add_argument("--all", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--verbose", action="store_true")
-    args = p.parse_args(argv)
+    args = p.parse_intermixed_args(argv)
     if args.command in NUMBERED:
         args.number = parse_checkpoint(args.command, args.number)
     elif args.number is not None:

@@ -38,18 +38,27 @@ class MakeForms(unittest.TestCase):
         r = subprocess.run(["make", "-s", "-n", "-C", ROOT] + list(args),
                            capture_output=True, text=True)
         # the first line: the harness command (the rest swallows the number)
-        return r.stdout.strip().splitlines()[0]
+        return r.stdout.strip().splitlines()[0].strip()
 
     def test_positional_and_variable_forms_agree(self):
         for target in ("lab", "gdb", "shell", "kernel"):
             self.assertEqual(self.dry(target, "0"), self.dry(target, "N=0"))
-            self.assertIn(f"ftlab.py {target}", self.dry(target, "0"))
-            self.assertTrue(self.dry(target, "0").endswith(" 0"))
+            self.assertIn(f"ftlab.py {target} 0", self.dry(target, "0"))
 
     def test_variables_become_options(self):
         out = self.dry("lab", "0", "KERNEL=upstream", "GDB_PORT=4321")
         self.assertIn("--kernel upstream", out)
         self.assertIn("--gdb-port 4321", out)
+
+    def test_make_command_lines_parse(self):
+        """What make runs must parse: options and number in any order."""
+        import shlex
+        out = self.dry("lab", "0", "KERNEL=upstream", "GDB_PORT=4321")
+        argv = shlex.split(out)[2:]            # drop "python3 scripts/ftlab.py"
+        a = ftlab.parse_args(argv)
+        self.assertEqual((a.command, a.number, a.kernel, a.gdb_port), ("lab", 0, "upstream", 4321))
+        a = ftlab.parse_args(["lab", "--kernel", "upstream", "0"])
+        self.assertEqual((a.number, a.kernel), (0, "upstream"))
 
     def test_distclean_is_clean_all(self):
         self.assertIn("clean --all", self.dry("distclean"))
