@@ -10,7 +10,8 @@
      (results as labs/ftracetest.matrix says)
   5. the harness against real guests: a panicking guest fails fast, a hung
      guest times out, a broken expectation fails with a diff
-  6. each lab's gdb script, unattended, on its own checkpoint
+  6. each lab's gdb script, unattended, on its own checkpoint, and every
+     gdb helper on upstream 6.1 (gdb-scripts/selftest)
 """
 
 import copy
@@ -158,6 +159,15 @@ def gdb_checks(session, tally):
         ui.block(evidence)
 
 
+def gdb_helpers_selftest(session, tally):
+    """Every ft- helper on upstream 6.1, where all it reads exists."""
+    k = session.kernel("upstream")
+    ui.step("gdb helpers on upstream 6.1: probes, event flags, triggers, clock, breakpoints")
+    ok, evidence = gdbrun.selftest(k, session.initrd(), labrun.free_port(), session.logs)
+    tally.record(ok, "gdb helpers [upstream] print probes, flags, triggers, clock as expected")
+    ui.block(evidence)
+
+
 def run(session):
     timer = ui.Timer()
     tally = ui.Tally()
@@ -175,5 +185,6 @@ def run(session):
     if first:
         harness_on_real_guests(session, first[0], first[1], tally)
     gdb_checks(session, tally)
+    gdb_helpers_selftest(session, tally)
     print(f"\nmake check took {timer}")
     return tally.close()

@@ -17,6 +17,7 @@ lab's end, since labs may call sync themselves) and its output is checked agains
 lab's gdb.expected: lines that must appear, in that order.
 """
 
+import difflib
 import os
 import re
 import signal
@@ -35,7 +36,10 @@ def lab_gdb_script(cp):
     return os.path.join(cp.lab_dir, "lab.gdb")
 
 
-def gdb_command(kernel, cp, port, batch=False):
+def gdb_command(kernel, cp, port, batch=False, script=None):
+    """gdb on kernel's vmlinux, attached to the gdbstub at port, with our
+    helpers and the lab's gdb script (or another 'script'). In batch mode
+    the run goes on to the guest's final sync."""
     tree_gdb = os.path.join(os.path.dirname(os.path.realpath(
         os.path.join(kernel.obj, "vmlinux-gdb.py"))))
     cmd = ["gdb", "-q", "-nx",
@@ -49,18 +53,20 @@ def gdb_command(kernel, cp, port, batch=False):
            "-ex", f"target remote :{port}"]
     for helper in HELPERS:
         cmd += ["-x", helper]
-    script = lab_gdb_script(cp)
-    if os.path.exists(script):
+    if script:
         cmd += ["-x", script]
+    elif os.path.exists(lab_gdb_script(cp)):
+        cmd += ["-x", lab_gdb_script(cp)]
     if batch:
         cmd = cmd[:1] + ["-batch"] + cmd[1:]
+    if batch and not script:
         cmd += ["-ex", "break ksys_sync if $_ft_lab_finished()", "-ex", "continue"]
     cmd.append(kernel.vmlinux)
     return cmd
 
 
-def start_guest(kernel, initrd, cp, port, log):
-    append = f"{qemu.BASE_APPEND} ftlab=gdb:{cp.number:02d}"
+def start_guest(kernel, initrd, cp, port, log, plan=None):
+    append = f"{qemu.BASE_APPEND} ftlab={plan or f'gdb:{cp.number:02d}'}"
     cmd = qemu.command(kernel.bzimage, initrd, append, gdb_port=port, paused=True)
     cmd = [c if c != "stdio" else f"file:{log}" for c in cmd]
     os.makedirs(os.path.dirname(log), exist_ok=True)
@@ -151,6 +157,62 @@ def unattended(kernel, initrd, cp, port, logdir, timeout=240, console_out=None):
         evidence += ["    " + l for l in missing[:15]]
     if not any(_END.search(l) for l in got):
         evidence.append("the guest never reached the end of the lab under gdb")
+    if evidence:
+        evidence.append(f"gdb log: {os.path.relpath(gdb_log)}; console: {os.path.relpath(log)}")
+    return not evidence, evidence
+
+
+SELFTEST = os.path.join(series.ROOT, "gdb-scripts", "selftest")
+
+
+def selftest_sections(lines):
+    """{command: [output lines]} from the '@@selftest COMMAND' markers."""
+    sections, current = {}, None
+    for line in lines:
+        if line.startswith("@@selftest "):
+            current = line.split(None, 1)[1].strip()
+            sections[current] = []
+        elif current is not None:
+            sections[current].append(line.rstrip())
+    sections.pop("end", None)
+    return sections
+
+
+def selftest(kernel, initrd, port, logdir, timeout=240):
+    """Every helper on a guest where each structure it reads exists:
+    gdb-scripts/selftest/guest.sh sets up probes, triggers, a clock; then
+    selftest.gdb runs the helpers and their output is compared, command by
+    command, with gdb-scripts/selftest/expected (addresses normalised).
+    Returns (ok, evidence)."""
+    log = os.path.join(logdir, f"gdb-selftest-{kernel.name}.console.log")
+    gdb_log = os.path.join(logdir, f"gdb-selftest-{kernel.name}.gdb.log")
+    guest = start_guest(kernel, initrd, None, port, log, plan="gdb-selftest")
+    try:
+        time.sleep(0.5)
+        env = dict(os.environ, FTLAB_CONSOLE_LOG=log)
+        cmd = gdb_command(kernel, None, port, batch=True,
+                          script=os.path.join(SELFTEST, "selftest.gdb"))
+        with open(gdb_log, "w") as out:
+            try:
+                subprocess.run(cmd, env=env, stdin=subprocess.DEVNULL, stdout=out,
+                               stderr=subprocess.STDOUT, timeout=timeout)
+            except subprocess.TimeoutExpired:
+                pass
+    finally:
+        guest.kill()
+        guest.wait()
+    with open(gdb_log, errors="replace") as f:
+        got = selftest_sections(normalise(f.readlines()))
+    with open(os.path.join(SELFTEST, "expected"), encoding="utf-8") as f:
+        want = selftest_sections([l.rstrip("\n") for l in f if not l.startswith("#")])
+    evidence = []
+    for command, lines in want.items():
+        have = got.get(command)
+        if have is None:
+            evidence.append(f"{command}: no output (did gdb reach the end?)")
+        elif have != lines:
+            evidence += [f"{command}:"] + ["    " + l for l in difflib.unified_diff(
+                lines, have, "expected", "got", lineterm="", n=1)]
     if evidence:
         evidence.append(f"gdb log: {os.path.relpath(gdb_log)}; console: {os.path.relpath(log)}")
     return not evidence, evidence

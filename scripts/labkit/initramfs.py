@@ -89,6 +89,8 @@ def build(build_dir, tree_path):
     with open(os.path.join(INIT_DIR, "lib.sh"), "rb") as f:
         cpio.file("lab/lib.sh", f.read())
     cpio.tree("lab/labs", series.LABS)
+    with open(os.path.join(series.ROOT, "gdb-scripts", "selftest", "guest.sh"), "rb") as f:
+        cpio.file("lab/gdb-selftest.sh", f.read(), executable=True)
     cpio.tree("lab/ftrace", selftests)
     cpio.file("lab/ftracetest.list", "\n".join(ftmatrix.load().tests()).encode() + b"\n")
     cpio.close()

@@ -110,3 +110,18 @@ class CheckpatchExceptions(unittest.TestCase):
                "p.patch:900: CHECK:BRACES: braces {} should be used\n")
         self.assertEqual(check.checkpatch_problems(out, {"FILE_PATH_CHANGES"}),
                          ["p.patch:900: CHECK:BRACES: braces {} should be used"])
+
+
+class GdbOutput(unittest.TestCase):
+    def test_selftest_sections_and_addresses(self):
+        from labkit import gdbrun
+        lines = gdbrun.normalise(["noise", "@@selftest ft-event", "file 0xffff8880001a35b0",
+                                  "@@selftest ft-clock", "mono", "@@selftest end", "detached"])
+        self.assertEqual(gdbrun.selftest_sections(lines),
+                         {"ft-event": ["file ADDR"], "ft-clock": ["mono"]})
+
+    def test_expected_lines_in_order(self):
+        from labkit import gdbrun
+        got = ["a", "x", "b", "c"]
+        self.assertEqual(gdbrun.missing_in_order(["a", "b", "c"], got), [])
+        self.assertEqual(gdbrun.missing_in_order(["b", "a"], got), ["a"])

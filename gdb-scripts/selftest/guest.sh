@@ -1,0 +1,17 @@
+#!/bin/sh
+# The guest half of the gdb helpers' self-test (make check, on upstream
+# 6.1, where every structure the helpers read exists): set up one of each
+# thing a helper shows, then stop in ksys_sync for gdb to look.
+cd /sys/kernel/tracing || exit 1
+# With tracing off, traceoff probes and triggers never change anything, so
+# their counts stay as written: the output does not depend on timing.
+echo 0 > tracing_on
+echo 'schedule:traceoff:5' >> set_ftrace_filter
+echo 'vfs_read:traceon' >> set_ftrace_filter
+echo 1 > events/sched/sched_switch/enable
+echo 'traceoff:3 if prev_pid == 0' > events/sched/sched_switch/trigger
+echo 'enable_event:sched:sched_wakeup:2' >> events/sched/sched_switch/trigger
+echo mono > trace_clock
+echo 0 > options/function-trace
+echo "@@ftlab gdb-lab-finished selftest"
+sync
