@@ -1,7 +1,6 @@
 """The Debian packages the harness needs, checked before any work."""
 
 import os
-import shutil
 import subprocess
 
 from . import ui
@@ -33,12 +32,6 @@ PACKAGES = {
 
 def missing():
     return [pkg for pkg, path in PACKAGES.items() if not os.path.exists(path)]
-
-
-def busybox_is_static():
-    out = subprocess.run(["file", "-L", "/bin/busybox"], capture_output=True, text=True) \
-        if shutil.which("file") else None
-    return out is None or "dynamically" not in out.stdout
 
 
 def apt_command(pkgs):

@@ -118,48 +118,78 @@ def load_expected(cp):
         return [l.rstrip() for l in f if l.strip() and not l.startswith("#")]
 
 
-def unattended(kernel, initrd, cp, port, logdir, timeout=240, console_out=None):
-    """Run the lab's gdb script in batch mode; returns (ok, evidence).
-    The guest's console lines are appended to console_out if given (a
-    lab with "# flags: gdb" is graded from them)."""
-    log = os.path.join(logdir, f"gdb-{kernel.name}-lab{cp.number:02d}.console.log")
-    gdb_log = os.path.join(logdir, f"gdb-{kernel.name}-lab{cp.number:02d}.gdb.log")
-    guest = start_guest(kernel, initrd, cp, port, log)
+class BatchRun:
+    """What an unattended gdb run left: gdb's output (addresses normalised),
+    the guest's console, and whether the run broke (crash or time-out)."""
+
+    def __init__(self, gdb_lines, console, timed_out, timeout, log, gdb_log):
+        self.gdb_lines = gdb_lines
+        self.console = console
+        self.crash = next((l for l in console if qemu.CRASH_RE.search(l)), None)
+        self.timed_out = timed_out
+        self.timeout = timeout
+        self.log, self.gdb_log = log, gdb_log
+
+    @property
+    def broken(self):
+        return self.timed_out or self.crash is not None
+
+    def problems(self):
+        found = []
+        if self.timed_out:
+            found.append(f"gdb did not finish in {self.timeout} s")
+        if self.crash:
+            found.append("the guest crashed: " + self.crash)
+        return found
+
+    def where(self):
+        return f"gdb log: {os.path.relpath(self.gdb_log)}; console: {os.path.relpath(self.log)}"
+
+
+def batch_run(kernel, initrd, cp, port, logdir, tag, script=None, plan=None, timeout=240):
+    """Boot kernel paused, run gdb in batch mode against it (the lab's gdb
+    script, or 'script'), then stop the guest. Logs are named after tag."""
+    log = os.path.join(logdir, f"gdb-{tag}.console.log")
+    gdb_log = os.path.join(logdir, f"gdb-{tag}.gdb.log")
+    guest = start_guest(kernel, initrd, cp, port, log, plan=plan)
+    timed_out = False
     try:
         time.sleep(0.5)
         env = dict(os.environ, FTLAB_CONSOLE_LOG=log)
         with open(gdb_log, "w") as out:
             try:
-                r = subprocess.run(gdb_command(kernel, cp, port, batch=True), env=env,
-                                   stdin=subprocess.DEVNULL, stdout=out,
-                                   stderr=subprocess.STDOUT, timeout=timeout)
-                rc = r.returncode
+                subprocess.run(gdb_command(kernel, cp, port, batch=True, script=script),
+                               env=env, stdin=subprocess.DEVNULL, stdout=out,
+                               stderr=subprocess.STDOUT, timeout=timeout)
             except subprocess.TimeoutExpired:
-                rc = "timeout"
+                timed_out = True
     finally:
         guest.kill()
         guest.wait()
     with open(gdb_log, errors="replace") as f:
-        got = normalise(f.readlines())
+        gdb_lines = normalise(f.readlines())
     with open(log, errors="replace") as f:
         console = [l.rstrip() for l in f]
-    if console_out is not None:
-        console_out.extend(console)
-    crash = [l for l in console if qemu.CRASH_RE.search(l)]
-    evidence = []
-    if rc == "timeout":
-        evidence.append(f"gdb did not finish in {timeout} s")
-    if crash:
-        evidence.append("the guest crashed: " + crash[0])
-    missing = missing_in_order(load_expected(cp), got)
+    return BatchRun(gdb_lines, console, timed_out, timeout, log, gdb_log)
+
+
+def unattended(kernel, initrd, cp, port, logdir, timeout=240):
+    """Run the lab's gdb script in batch mode. Returns (ok, evidence, run):
+    ok when the lines of the lab's gdb.expected came, in order, the guest
+    reached the lab's end and nothing broke. run.console is what the guest
+    printed (a "# flags: gdb" lab is graded from it)."""
+    run = batch_run(kernel, initrd, cp, port, logdir, f"{kernel.name}-lab{cp.number:02d}",
+                    timeout=timeout)
+    evidence = run.problems()
+    missing = missing_in_order(load_expected(cp), run.gdb_lines)
     if missing:
         evidence.append("expected gdb output lines missing (in this order):")
         evidence += ["    " + l for l in missing[:15]]
-    if not any(_END.search(l) for l in got):
+    if not any(_END.search(l) for l in run.gdb_lines):
         evidence.append("the guest never reached the end of the lab under gdb")
     if evidence:
-        evidence.append(f"gdb log: {os.path.relpath(gdb_log)}; console: {os.path.relpath(log)}")
-    return not evidence, evidence
+        evidence.append(run.where())
+    return not evidence, evidence, run
 
 
 SELFTEST = os.path.join(series.ROOT, "gdb-scripts", "selftest")
@@ -184,28 +214,13 @@ def selftest(kernel, initrd, port, logdir, timeout=240):
     selftest.gdb runs the helpers and their output is compared, command by
     command, with gdb-scripts/selftest/expected (addresses normalised).
     Returns (ok, evidence)."""
-    log = os.path.join(logdir, f"gdb-selftest-{kernel.name}.console.log")
-    gdb_log = os.path.join(logdir, f"gdb-selftest-{kernel.name}.gdb.log")
-    guest = start_guest(kernel, initrd, None, port, log, plan="gdb-selftest")
-    try:
-        time.sleep(0.5)
-        env = dict(os.environ, FTLAB_CONSOLE_LOG=log)
-        cmd = gdb_command(kernel, None, port, batch=True,
-                          script=os.path.join(SELFTEST, "selftest.gdb"))
-        with open(gdb_log, "w") as out:
-            try:
-                subprocess.run(cmd, env=env, stdin=subprocess.DEVNULL, stdout=out,
-                               stderr=subprocess.STDOUT, timeout=timeout)
-            except subprocess.TimeoutExpired:
-                pass
-    finally:
-        guest.kill()
-        guest.wait()
-    with open(gdb_log, errors="replace") as f:
-        got = selftest_sections(normalise(f.readlines()))
+    run = batch_run(kernel, initrd, None, port, logdir, f"selftest-{kernel.name}",
+                    script=os.path.join(SELFTEST, "selftest.gdb"), plan="gdb-selftest",
+                    timeout=timeout)
+    got = selftest_sections(run.gdb_lines)
     with open(os.path.join(SELFTEST, "expected"), encoding="utf-8") as f:
         want = selftest_sections([l.rstrip("\n") for l in f if not l.startswith("#")])
-    evidence = []
+    evidence = run.problems()
     for command, lines in want.items():
         have = got.get(command)
         if have is None:
@@ -214,5 +229,5 @@ def selftest(kernel, initrd, port, logdir, timeout=240):
             evidence += [f"{command}:"] + ["    " + l for l in difflib.unified_diff(
                 lines, have, "expected", "got", lineterm="", n=1)]
     if evidence:
-        evidence.append(f"gdb log: {os.path.relpath(gdb_log)}; console: {os.path.relpath(log)}")
+        evidence.append(run.where())
     return not evidence, evidence

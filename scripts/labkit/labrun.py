@@ -139,16 +139,13 @@ def run_gdb_lab(session, k, cp, kernel, tally, port=None):
     unattended (serving its requests), then grade the guest's output and,
     on the lab's own checkpoint, gdb's output too."""
     ui.step(f"booting {k.label} under gdb for lab {cp.number:02d} (it asks gdb to act)")
-    console = []
-    ok, evidence = gdbrun.unattended(k, session.initrd(), cp, port or free_port(),
-                                     session.logs, console_out=console)
-    report = protocol.parse(console)
-    crashed = [l for l in evidence if "crashed" in l or "did not finish" in l]
-    if crashed:
+    ok, evidence, run = gdbrun.unattended(k, session.initrd(), cp, port or free_port(),
+                                          session.logs)
+    if run.broken:
         tally.record(False, f"lab {cp.number:02d} [{k.name}] under gdb")
         ui.block(evidence)
         return
-    grade_lab(report, cp, kernel, tally)
+    grade_lab(protocol.parse(run.console), cp, kernel, tally)
     if kernel == cp.number:
         tally.record(ok, f"gdb lab {cp.number:02d} [{k.name}]")
         ui.block(evidence)
