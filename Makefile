@@ -14,10 +14,10 @@ FTLAB  := $(PYTHON) scripts/ftlab.py
 # Options passed through to the harness when set on the command line.
 FTLAB_OPTS := $(if $(KERNEL),--kernel $(KERNEL)) $(if $(BUILD),--build-dir $(BUILD)) \
 	$(if $(GDB_PORT),--gdb-port $(GDB_PORT)) $(if $(TIMEOUT),--timeout $(TIMEOUT)) \
-	$(if $(V),--verbose)
+	$(if $(V),--verbose) $(if $(BASE),--base $(BASE))
 
 NUMBERED := lab gdb shell kernel
-TARGETS  := $(NUMBERED) list docs check clean distclean deps help
+TARGETS  := $(NUMBERED) list docs check clean distclean deps rebase help
 
 # The checkpoint number: N=3, or the word after the target ("make lab 3").
 ARG_N := $(firstword $(filter-out $(TARGETS),$(MAKECMDGOALS)))
@@ -29,7 +29,7 @@ N ?= $(ARG_N)
 $(NUMBERED):
 	@$(FTLAB) $@ $(N) $(FTLAB_OPTS)
 
-list docs check deps:
+list docs check deps rebase:
 	@$(FTLAB) $@ $(FTLAB_OPTS)
 
 clean:

@@ -11,6 +11,9 @@
 #                                behaviour of older checkpoints, which
 #                                checkpoint N changes (the host expects a
 #                                difference from N on)
+#   ours_only ID "title" func    where our checkpoints deliberately differ
+#                                from upstream 6.1 (which WARNs there):
+#                                skipped on upstream
 #
 # Every check starts from a clean tracing state (reset_tracing) in the
 # tracefs directory. Console protocol, one line each:
@@ -157,6 +160,22 @@ replaced_at() {
 	_run "replaced-at-$1" "$2" "$3" "$4"
 }
 
+# The kernel the host booted: "upstream" or "cpN" (ftlab.kernel= on the
+# kernel command line).
+lab_kernel() {
+	sed -n 's/.*ftlab\.kernel=\([^ ]*\).*/\1/p' /proc/cmdline
+}
+
+ours_only() {
+	if [ "$(lab_kernel)" = upstream ]; then
+		ftlab check-begin "$LAB" "$1" ours-only "$2"
+		echo "skipped: upstream 6.1 differs here on purpose"
+		ftlab check-end "$LAB" "$1" "rc=0"
+		return
+	fi
+	_run ours-only "$1" "$2" "$3"
+}
+
 # requirement_missing WORD: ftracetest's "# requires:" forms: a tracefs
 # file, "name:tracer", or "\"text\":README". Prints nothing if met.
 requirement_missing() {
@@ -195,6 +214,40 @@ run_lab() {
 	ftlab lab-end "$LAB"
 }
 
+# --- the kernel log ----------------------------------------------------------
+
+# kernel_log: the whole kernel log, between marker lines, at the end of a
+# run. The console shows only errors; lockdep, RCU and kmemleak report at
+# a lower level, so the host scans this copy for them. With kmemleak in
+# the kernel, scan for leaks first.
+kernel_log() {
+	_leaks=/sys/kernel/debug/kmemleak
+	[ -d /sys/kernel/debug ] && mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
+	if [ -w "$_leaks" ]; then
+		echo scan > "$_leaks"
+	fi
+	ftlab kernel-log-begin
+	dmesg
+	[ -r "$_leaks" ] && cat "$_leaks"
+	ftlab kernel-log-end
+}
+
+# --- harness self-tests ------------------------------------------------------
+
+# warn_from_user_space: the write that makes upstream 6.1 WARN (its
+# unregister_ftrace_function_probe_func() has WARN_ON(not) for "!!").
+# The host expects the run to fail at once with the WARN shown.
+warn_from_user_space() {
+	echo 'schedule:traceoff' >> "$TRACING/set_ftrace_filter"
+	echo '!!schedule:traceoff' >> "$TRACING/set_ftrace_filter"
+}
+
+# log_report: a report at warning level, below the console's loglevel, as
+# lockdep writes one. Only the scan of the kernel log can find it.
+log_report() {
+	echo '<4>WARNING: possible circular locking dependency detected (ftlab self-test)' > /dev/kmsg
+}
+
 # --- ftracetest, gdb mode, shell ------------------------------------------
 
 # run_ftracetest: each test of /lab/ftracetest.list on its own, in the
@@ -214,6 +267,7 @@ run_ftracetest() {
 # that gdb can still look around.
 run_gdb_lab() {
 	run_lab "$1"
+	kernel_log
 	ftlab gdb-lab-finished "$1"
 	sync	# the unattended gdb check stops at ksys_sync: the lab is over
 	echo "The lab script has finished; the guest stays up for gdb (quit gdb to stop it)."

@@ -12,12 +12,15 @@ targets:
   clean      remove what was built, keep the extracted kernel tree
   distclean  remove all of build/
   deps       install the Debian packages the labs need
+  rebase     move the series to another linux-source-6.1 version
+             (make rebase BASE=6.1.19x-y; maintainers)
 
 options (make variables in brackets):
   --kernel upstream   run on unmodified 6.1 instead (KERNEL=upstream)
   --build-dir DIR     where the tree, objects and logs go (BUILD=DIR)
   --gdb-port PORT     gdbstub port for "gdb" (GDB_PORT=PORT, default 1234)
   --timeout SECONDS   guest time limit (TIMEOUT=SECONDS)
+  --base VERSION      with rebase: the Debian version to move to (BASE=...)
   --verbose           show the commands run (V=1)
 """
 
@@ -29,10 +32,11 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from labkit import deps, docs, gdbrun, kbuild, labrun, qemu, series, tree, ui  # noqa: E402
+from labkit import (deps, docs, gdbrun, kbuild, labrun, qemu, rebase,  # noqa: E402
+                    series, source, tree, ui)
 
 NUMBERED = ("lab", "gdb", "shell", "kernel")
-COMMANDS = NUMBERED + ("list", "docs", "check", "clean", "deps")
+COMMANDS = NUMBERED + ("list", "docs", "check", "clean", "deps", "rebase")
 
 
 class UsageError(Exception):
@@ -70,6 +74,7 @@ def parse_args(argv):
                                                          os.path.join(series.ROOT, "build")))
     p.add_argument("--gdb-port", type=int, default=1234)
     p.add_argument("--timeout", type=int)
+    p.add_argument("--base")
     p.add_argument("--all", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--verbose", action="store_true")
     args = p.parse_intermixed_args(argv)
@@ -77,6 +82,9 @@ def parse_args(argv):
         args.number = parse_checkpoint(args.command, args.number)
     elif args.number is not None:
         raise UsageError(f"'make {args.command}' takes no checkpoint number")
+    if args.command == "rebase" and not args.base:
+        raise UsageError("which version? Say 'make rebase BASE=6.1.NNN-N' (a version "
+                         "'apt-cache madison linux-source-6.1' lists)")
     args.build_dir = os.path.abspath(args.build_dir)
     return args
 
@@ -137,7 +145,7 @@ def cmd_numbered(args, session):
         return 0
     initrd = session.initrd()
     if args.command == "shell":
-        append = f"{qemu.BASE_APPEND} ftlab=shell"
+        append = qemu.append(["shell"], kernel)
         ui.step(f"booting {k.label} to a shell (leave with 'reboot -f' or Ctrl-A X)")
         return subprocess.run(qemu.command(k.bzimage, initrd, append, interactive=True)).returncode
     cp = series.lookup(args.number)
@@ -167,8 +175,10 @@ def main(argv):
         if args.command == "check":
             from labkit import check
             return check.run(session)
+        if args.command == "rebase":
+            return rebase.rebase(session, args.base)
         return cmd_numbered(args, session)
-    except (tree.TreeError, kbuild.BuildError) as e:
+    except (tree.TreeError, kbuild.BuildError, source.SourceError, rebase.RebaseError) as e:
         ui.error(str(e))
         return 1
 

@@ -13,5 +13,6 @@ echo 'traceoff:3 if prev_pid == 0' > events/sched/sched_switch/trigger
 echo 'enable_event:sched:sched_wakeup:2' >> events/sched/sched_switch/trigger
 echo mono > trace_clock
 echo 0 > options/function-trace
+kernel_log
 echo "@@ftlab gdb-lab-finished selftest"
 sync

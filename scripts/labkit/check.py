@@ -2,7 +2,8 @@
 
   1. the harness's own tests (grading, normalisation, protocol, timeouts,
      crash detection, argument parsing)
-  2. checkpatch.pl --strict on every patch of the series
+  2. checkpatch.pl --strict on every patch of the series, and whether the
+     series applies to patches/BASE and to the newest linux-source-6.1
   3. the docs build
   4. upstream 6.1 (the reference), then checkpoints 0, 1, ... in order:
      build, boot once running every lab up to the checkpoint (they must
@@ -21,7 +22,7 @@ import re
 import subprocess
 import unittest
 
-from . import docs, gdbrun, grade, labrun, qemu, series, ui
+from . import docs, gdbrun, grade, labrun, qemu, rebase, series, source, ui
 
 
 def self_tests(tally):
@@ -83,6 +84,30 @@ def checkpatch(session, tally):
         ui.block(problems[:10])
 
 
+def series_versions(session, tally):
+    """Does the series apply to patches/BASE and to the newest
+    linux-source-6.1 the archive offers? The next Debian update is seen
+    here before it breaks a user's build."""
+    base = series.base_version()
+    offered = source.offered_versions()
+    newest = offered[0] if offered else None
+    if newest is None:
+        ui.skip(f"the series on the newest {source.PACKAGE}",
+                "apt knows no version of it: no package lists or no network")
+    ui.step(f"does the series apply to {source.PACKAGE} {base} (patches/BASE)"
+            + (f" and {newest} (newest in the archive)" if newest and newest != base else "") + "?")
+    for version in dict.fromkeys(v for v in (base, newest) if v):
+        which = ", ".join(w for v, w in ((base, "patches/BASE"), (newest, "newest in the archive"))
+                          if v == version)
+        title = f"series applies to {source.PACKAGE} {version} ({which})"
+        try:
+            ok, words = rebase.applies(session.build_dir, version)
+        except source.SourceError as e:
+            ui.skip(title, f"cannot fetch it: {e}")
+            continue
+        tally.record(ok, title, f"({words})")
+
+
 def kernel_pass(session, kernel, tally):
     """Build one kernel and run its labs and ftracetest in one boot."""
     try:
@@ -112,20 +137,43 @@ def kernel_pass(session, kernel, tally):
     return k, report
 
 
-def harness_on_real_guests(session, k, report, tally):
+def harness_on_real_guests(session, k, report, upstream, tally):
     ui.step("the harness against real guests")
+
+    def boot(kernel, item, timeout):
+        log = os.path.join(session.logs, f"selftest-{item}.log")
+        return qemu.run(qemu.command(kernel.bzimage, session.initrd(),
+                                     qemu.append([item], kernel.kernel)), log, timeout)
+
     # A panic must end the run at once, with the panic shown.
-    log = os.path.join(session.logs, "selftest-panic.log")
-    run = qemu.run(qemu.command(k.bzimage, session.initrd(),
-                                f"{qemu.BASE_APPEND} ftlab=panic"), log, 120)
+    run = boot(k, "panic", 120)
     tally.record(run.status == "crash" and run.seconds < 60
                  and any("Kernel panic" in l for l in run.problem),
                  "harness: a panicking guest fails within seconds, panic shown",
                  f"({run.status} after {run.seconds:.0f} s)")
+    # A WARN from user space (upstream 6.1 has one) must end the run at
+    # once, with the WARN's file:line and its call trace shown.
+    if upstream is not None:
+        run = boot(upstream, "warn", 120)
+        shown = "\n".join(run.explain())
+        ok = (run.status == "crash" and run.seconds < 60
+              and re.search(r"WARNING: CPU: \d+ PID: \d+ at kernel/trace/ftrace\.c:\d+", shown)
+              and "Call Trace:" in shown)
+        tally.record(bool(ok), "harness: a WARN fails the run within seconds, "
+                     "file:line and call trace shown", f"({run.status} after {run.seconds:.0f} s)")
+        if not ok:
+            ui.block(run.explain())
+    # A report only the kernel log has (lockdep's level is below the
+    # console's) must fail a run that otherwise finished.
+    run = boot(k, "log-report", 120)
+    shown = "\n".join(run.explain())
+    ok = run.status == "kernel-report" and "possible circular locking" in shown
+    tally.record(ok, "harness: a report in the kernel log alone fails the run, and is shown",
+                 f"({run.status})")
+    if not ok:
+        ui.block(run.explain())
     # A guest that never finishes must time out with the promised message.
-    log = os.path.join(session.logs, "selftest-hang.log")
-    run = qemu.run(qemu.command(k.bzimage, session.initrd(),
-                                f"{qemu.BASE_APPEND} ftlab=hang"), log, 25)
+    run = boot(k, "hang", 25)
     words = "\n".join(run.explain())
     tally.record(run.status == "timeout" and "did not finish in 25 s" in words
                  and "full log:" in words,
@@ -173,16 +221,17 @@ def run(session):
     self_tests(tally)
     session.prepare()
     checkpatch(session, tally)
+    series_versions(session, tally)
     docs.check(tally)
     cps = series.checkpoints()
-    kernel_pass(session, "upstream", tally)
+    upstream, _report = kernel_pass(session, "upstream", tally)
     first = None
     for cp in cps:
         k, report = kernel_pass(session, cp.number, tally)
         if first is None and k is not None:
             first = (k, report)
     if first:
-        harness_on_real_guests(session, first[0], first[1], tally)
+        harness_on_real_guests(session, first[0], first[1], upstream, tally)
     gdb_checks(session, tally)
     gdb_helpers_selftest(session, tally)
     print(f"\nmake check took {timer}")

@@ -66,7 +66,7 @@ def gdb_command(kernel, cp, port, batch=False, script=None):
 
 
 def start_guest(kernel, initrd, cp, port, log, plan=None):
-    append = f"{qemu.BASE_APPEND} ftlab={plan or f'gdb:{cp.number:02d}'}"
+    append = qemu.append([plan or f"gdb:{cp.number:02d}"], kernel.kernel)
     cmd = qemu.command(kernel.bzimage, initrd, append, gdb_port=port, paused=True)
     cmd = [c if c != "stdio" else f"file:{log}" for c in cmd]
     os.makedirs(os.path.dirname(log), exist_ok=True)
@@ -125,21 +125,26 @@ class BatchRun:
     def __init__(self, gdb_lines, console, timed_out, timeout, log, gdb_log):
         self.gdb_lines = gdb_lines
         self.console = console
-        self.crash = next((l for l in console if qemu.CRASH_RE.search(l)), None)
+        self.crash = qemu.crash_excerpt(console)
+        self.reports = qemu.kernel_log_reports(console)
         self.timed_out = timed_out
         self.timeout = timeout
         self.log, self.gdb_log = log, gdb_log
 
     @property
     def broken(self):
-        return self.timed_out or self.crash is not None
+        return self.timed_out or bool(self.crash) or bool(self.reports)
 
     def problems(self):
         found = []
         if self.timed_out:
             found.append(f"gdb did not finish in {self.timeout} s")
         if self.crash:
-            found.append("the guest crashed: " + self.crash)
+            found.append("the guest crashed (panic, oops, BUG or WARN):")
+            found += ["    " + l for l in self.crash[:25]]
+        if self.reports:
+            found.append("the guest's kernel log has a problem report:")
+            found += ["    " + l for l in self.reports[:25]]
         return found
 
     def where(self):

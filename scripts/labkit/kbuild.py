@@ -97,8 +97,13 @@ class Kernel:
 
     def _make(self, src, *targets, log=None, jobs=None):
         env = dict(os.environ)
-        env.setdefault("CCACHE_DIR", os.path.join(self.build_dir, "ccache"))
-        env.setdefault("CCACHE_NOHASHDIR", "1")   # one cache for every object folder
+        # ccache keeps its cache where it does by default (per user, in
+        # ~/.cache/ccache), so that every clone of the labs shares it. Paths
+        # are hashed relative to the build folder, and not the object
+        # folder's own name: any clone's build/obj/cpN hits what another
+        # clone compiled.
+        env.setdefault("CCACHE_BASEDIR", self.build_dir)
+        env.setdefault("CCACHE_NOHASHDIR", "1")
         env.setdefault("KBUILD_BUILD_TIMESTAMP", "ftrace-labs")
         env.setdefault("KBUILD_BUILD_USER", "lab")
         env.setdefault("KBUILD_BUILD_HOST", "ftrace-labs")

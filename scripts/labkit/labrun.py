@@ -3,8 +3,6 @@
 Used by "make lab N" (one lab on one kernel) and by "make check" (every
 lab and ftracetest on every kernel)."""
 
-import contextlib
-import fcntl
 import os
 
 from . import deps, ftmatrix, gdbrun, grade, initramfs, kbuild, protocol, qemu, series, tree, ui
@@ -29,7 +27,7 @@ class Session:
     def kernel(self, kernel):
         """Check out and build 'upstream' or checkpoint N; returns kbuild.Kernel."""
         k = kbuild.Kernel(self.build_dir, kernel)
-        with tree_lock(self.build_dir):
+        with tree.lock(self.build_dir):
             branch = self.tree.checkout(kernel)
             ui.debug(f"tree at {branch}")
             if kernel != "upstream":
@@ -48,23 +46,10 @@ class Session:
         """Boot kernel k with a plan (list of items); returns (qemu.Run, report)."""
         timeout = self.timeout or default_timeout(plan)
         log = os.path.join(self.logs, f"{tag}.log")
-        append = f"{qemu.BASE_APPEND} ftlab={','.join(plan)}"
+        append = qemu.append(plan, k.kernel)
         ui.step(f"booting {k.label} in QEMU: {', '.join(plan)} (console: {os.path.relpath(log)})")
         run = qemu.run(qemu.command(k.bzimage, self.initrd(), append), log, timeout)
         return run, protocol.parse(run.lines)
-
-
-@contextlib.contextmanager
-def tree_lock(build_dir):
-    """One checkout-and-build at a time per build folder: two makes in two
-    terminals must not switch build/linux under each other's compiler."""
-    with open(os.path.join(build_dir, ".tree.lock"), "w") as f:
-        try:
-            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            ui.info("another make is building in this build folder; waiting for it")
-            fcntl.flock(f, fcntl.LOCK_EX)
-        yield
 
 
 def default_timeout(plan):

@@ -9,25 +9,44 @@ Switching checkpoints is a "git checkout": only the files that differ get a
 new mtime, so each checkpoint's object folder rebuilds only what changed.
 """
 
+import contextlib
+import fcntl
 import os
 import shutil
 import subprocess
 
-from . import deps, series, ui
+from . import series, source, ui
 
 
 class TreeError(Exception):
     pass
 
 
-def installed_version():
-    """('6.1.192', '6.1.192-3') for the installed linux-source-6.1."""
-    r = subprocess.run(["dpkg-query", "-W", "-f=${Version}", "linux-source-6.1"],
-                       capture_output=True, text=True)
-    full = r.stdout.strip() if r.returncode == 0 else ""
-    if not full:
-        raise TreeError("linux-source-6.1 is not installed (make deps)")
-    return full.split("-")[0].split("+")[0], full
+@contextlib.contextmanager
+def lock(build_dir):
+    """One checkout-and-build at a time per build folder: two makes in two
+    terminals must not switch build/linux under each other's compiler."""
+    os.makedirs(build_dir, exist_ok=True)
+    with open(os.path.join(build_dir, ".tree.lock"), "w") as f:
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            ui.info("another make is building in this build folder; waiting for it")
+            fcntl.flock(f, fcntl.LOCK_EX)
+        yield
+
+
+def unpack(tarball, tmp):
+    """Extract a linux-source tarball into a new folder; returns the path of
+    the tree in it (the tarball's one top folder)."""
+    shutil.rmtree(tmp, ignore_errors=True)
+    os.makedirs(tmp)
+    subprocess.run(["tar", "-C", tmp, "-xJf", tarball], check=True)
+    (top,) = os.listdir(tmp)
+    inner = os.path.join(tmp, top)
+    os.rename(inner, tmp + ".tree")
+    os.rmdir(tmp)
+    return tmp + ".tree"
 
 
 class Tree:
@@ -35,6 +54,7 @@ class Tree:
         self.build_dir = build_dir
         self.path = os.path.join(build_dir, "linux")
         self.stamp = os.path.join(build_dir, "linux.version")
+        self.version = None
 
     def git(self, *args, check=True, capture=True):
         r = subprocess.run(["git", "-C", self.path] + list(args),
@@ -47,40 +67,40 @@ class Tree:
 
     def ensure(self):
         """Extract the tree if it is missing or from another package version."""
-        version, full = installed_version()
+        src = source.choose(self.build_dir)
         made_for = series.base_version()
-        ui.step(f"linux-source-6.1 found: {full} (kernel {version}); series made for {made_for}")
-        if version != made_for:
-            ui.info(f"note: the patches were made for {made_for}; they may not apply to {version}")
+        ui.step(f"{source.PACKAGE}: series made for {made_for}; "
+                f"installed {source.installed_version() or 'none'}; using {src.version}")
+        if src.note:
+            ui.info("warning: " + src.note)
+        self.version = src.version
         have = open(self.stamp).read().strip() if os.path.exists(self.stamp) else None
-        if have == full and os.path.isdir(os.path.join(self.path, ".git")):
+        if have == src.version and os.path.isdir(os.path.join(self.path, ".git")):
             return
         if have is not None:
-            ui.info(f"the extracted tree is {have}, the package is {full}: extracting again")
-        self.extract(full)
+            ui.info(f"the extracted tree is {have}, not {src.version}: extracting again")
+        self.extract(src)
 
-    def extract(self, full):
+    def extract(self, src):
         timer = ui.Timer()
-        ui.step(f"extracting {deps.TARBALL} into {self.path}")
-        tmp = os.path.join(self.build_dir, "linux.extracting")
-        shutil.rmtree(tmp, ignore_errors=True)
+        ui.step(f"extracting {src.tarball} into {self.path}")
+        tmp = unpack(src.tarball, os.path.join(self.build_dir, "linux.extracting"))
         shutil.rmtree(self.path, ignore_errors=True)
-        os.makedirs(tmp)
-        subprocess.run(["tar", "-C", tmp, "-xJf", deps.TARBALL], check=True)
-        (top,) = os.listdir(tmp)
-        os.rename(os.path.join(tmp, top), self.path)
-        os.rmdir(tmp)
+        os.rename(tmp, self.path)
         ui.step("recording it as git branch 'upstream'")
         # Debian's top-level .gitignore ignores "/*": add with -f.
         self.git("init", "-q", "-b", "upstream")
         self.git("config", "user.name", "ftrace trigger labs")
         self.git("config", "user.email", "labs@trigger-labs.invalid")
         self.git("config", "gc.auto", "0")
-        self.git("add", "-f", "-A")
-        self.git("commit", "-q", "-m", f"linux-source-6.1 {full}, as Debian ships it")
+        self.commit_all(f"{source.PACKAGE} {src.version}, as Debian ships it")
         with open(self.stamp, "w") as f:
-            f.write(full + "\n")
+            f.write(src.version + "\n")
         ui.info(f"done in {timer}")
+
+    def commit_all(self, message):
+        self.git("add", "-f", "-A")
+        self.git("commit", "-q", "-m", message)
 
     # --- checkpoints ------------------------------------------------------
 
@@ -123,14 +143,14 @@ class Tree:
                 subprocess.run(["git", "-C", self.path, "am", "--abort"], capture_output=True)
                 self.git("checkout", "-q", "upstream")
                 self.git("branch", "-D", cp.branch, check=False)
-                version, full = installed_version()
                 raise TreeError(
                     f"patch {os.path.relpath(patch, series.ROOT)} does not apply.\n"
                     f"{(r.stdout + r.stderr).strip()}\n"
-                    f"The series was made for linux-source {series.base_version()}; "
-                    f"installed is {full}.\n"
-                    "What to do: install the version the series was made for, or refresh "
-                    "the patch on this tree (apply by hand in build/linux, 'git am --continue', "
-                    "'git format-patch') and update patches/BASE.")
+                    f"The series was made for {source.PACKAGE} {series.base_version()}; "
+                    f"this tree is {self.version or 'another version'}.\n"
+                    "What to do: let the harness fetch the version in patches/BASE (it needs "
+                    "the Debian archive), or move the series to this version with "
+                    "'make rebase BASE=VERSION' (doc/harness.adoc, \"Moving to a new Debian "
+                    "version\").")
         self.git("config", key, digest)
         return cp.branch

@@ -125,3 +125,23 @@ class GdbOutput(unittest.TestCase):
         got = ["a", "x", "b", "c"]
         self.assertEqual(gdbrun.missing_in_order(["a", "b", "c"], got), [])
         self.assertEqual(gdbrun.missing_in_order(["b", "a"], got), ["a"])
+
+
+class OursOnly(unittest.TestCase):
+    """A check where our kernels differ from upstream on purpose (6.1
+    WARNs): upstream skips it, every checkpoint must match."""
+    EXP = {"a": ["'!!schedule:traceoff' >> set_ftrace_filter: Invalid argument"]}
+
+    def test_skipped_on_upstream(self):
+        c = make_check("a", [grade.OURS_ONLY_SKIP], kind="ours-only")
+        self.assertTrue(grade.grade_check(c, self.EXP, "upstream", 0).ok)
+
+    def test_upstream_must_really_skip(self):
+        c = make_check("a", self.EXP["a"], kind="ours-only")
+        self.assertFalse(grade.grade_check(c, self.EXP, "upstream", 0).ok)
+
+    def test_checkpoints_must_match(self):
+        self.assertTrue(grade.grade_check(make_check("a", self.EXP["a"], kind="ours-only"),
+                                          self.EXP, 0, 0).ok)
+        self.assertFalse(grade.grade_check(make_check("a", ["ok"], kind="ours-only"),
+                                           self.EXP, 3, 0).ok)

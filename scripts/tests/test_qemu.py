@@ -37,7 +37,7 @@ class Endings(unittest.TestCase):
         self.assertIn("Kernel panic", "\n".join(r.explain()))
         self.assertIn("CPU: 0 PID: 1 Comm: init", r.problem)
 
-    def test_warn_is_a_crash_even_if_the_guest_finishes(self):
+    def test_warn_on_the_console_is_a_crash_even_if_the_guest_finishes(self):
         script = "print('WARNING: CPU: 0 PID: 1 at kernel/trace/ftrace.c:10 f+0x1/0x2'); print('@@ftlab done')"
         self.assertEqual(qemu.run(fake(script), self.log, 10).status, "crash")
 
@@ -63,3 +63,74 @@ class Endings(unittest.TestCase):
         self.assertIn("tcg,thread=single", cmd)
         self.assertNotIn("-enable-kvm", cmd)
         self.assertIn("-no-reboot", cmd)
+
+
+class KernelLog(unittest.TestCase):
+    """The kernel log the guest prints at its end is scanned for reports
+    that the console (loglevel 4) never showed."""
+
+    def setUp(self):
+        self.dir = tempfile.mkdtemp()
+        self.log = os.path.join(self.dir, "console.log")
+
+    def guest(self, *log_lines):
+        body = [qemu.LOG_BEGIN, *log_lines, qemu.LOG_END, qemu.DONE_LINE]
+        return fake("\n".join(f"print({line!r})" for line in body))
+
+    def test_clean_log_is_done(self):
+        r = qemu.run(self.guest("[    0.000000] Linux version 6.1",
+                                "[    1.000000] tracing: lab says WARNING-free"), self.log, 10)
+        self.assertEqual(r.status, "done")
+
+    def test_lockdep_report_fails_a_finished_run(self):
+        r = qemu.run(self.guest("[    0.1] boot",
+                                "[    5.123456] WARNING: possible circular locking dependency detected",
+                                "[    5.123457] 6.1.192 #1 Not tainted"), self.log, 10)
+        self.assertEqual(r.status, "kernel-report")
+        self.assertFalse(r.ok)
+        text = "\n".join(r.explain())
+        self.assertIn("possible circular locking", text)
+        self.assertIn("Not tainted", text)
+
+    def test_warn_in_the_log_fails_the_run(self):
+        r = qemu.run(self.guest("[    2.000000] ------------[ cut here ]------------",
+                                "[    2.000001] WARNING: CPU: 0 PID: 1 at kernel/trace/ftrace.c:4895 f+0x1/0x2",
+                                "[    2.000002] Call Trace:"), self.log, 10)
+        self.assertEqual(r.status, "kernel-report")
+        self.assertIn("Call Trace:", r.problem[-1])
+
+    def test_kmemleak_and_rcu(self):
+        for line in ("unreferenced object 0xffff888003c1e000 (size 64):",
+                     "[   9.2] WARNING: suspicious RCU usage",
+                     "[  30.0] rcu: INFO: rcu_sched self-detected stall on CPU"):
+            self.assertEqual(qemu.kernel_log_reports([qemu.LOG_BEGIN, line, qemu.LOG_END]),
+                             [line])
+
+    def test_lab_output_outside_the_log_is_not_scanned(self):
+        self.assertEqual(qemu.kernel_log_reports(["BUG: a word a lab printed"]), [])
+
+
+class CrashExcerpt(unittest.TestCase):
+    def test_the_replayed_warn_is_shown_not_the_boot_log(self):
+        lines = (["[    5.0] Kernel panic - not syncing: panic_on_warn set ..."]
+                 + [f"[    0.{i:06d}] boot message {i}" for i in range(100)]
+                 + ["[    4.9] ------------[ cut here ]------------",
+                    "[    4.9] WARNING: CPU: 0 PID: 1 at kernel/trace/ftrace.c:4895 x+0x1/0x2",
+                    "[    4.9] Call Trace:"])
+        excerpt = qemu.crash_excerpt(lines)
+        self.assertIn("[ cut here ]", excerpt[0])
+        self.assertIn("Call Trace:", "\n".join(excerpt))
+        self.assertIn("Kernel panic", excerpt[-1])
+
+    def test_a_plain_panic_starts_at_the_panic(self):
+        lines = ["boot", "Kernel panic - not syncing: Attempted to kill init!", "CPU: 0 PID: 1"]
+        self.assertEqual(qemu.crash_excerpt(lines)[0], lines[1])
+
+
+class CommandLine(unittest.TestCase):
+    def test_append_names_plan_and_kernel(self):
+        line = qemu.append(["lab:01", "ftracetest"], "upstream")
+        self.assertIn("ftlab=lab:01,ftracetest", line)
+        self.assertIn("ftlab.kernel=upstream", line)
+        self.assertIn("ftlab.kernel=cp3", qemu.append(["lab:03"], 3))
+        self.assertIn("panic_on_warn=1", line)

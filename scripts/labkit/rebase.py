@@ -1,0 +1,279 @@
+"""Moving the series to another linux-source-6.1 version.
+
+  make rebase BASE=6.1.19x-y     (a maintainer's command)
+
+  1. fetch the new version's tarball and record it as a commit on top of
+     the current 'upstream' (branch rebase/upstream);
+  2. apply every checkpoint's patches onto it with three-way merges
+     (branches rebase/cp0, rebase/cp1 ...); a merge that needs a human
+     stops here, naming the patch and the files; after resolving it
+     ("git am --continue" in build/linux), the same command goes on from
+     the branches that are complete;
+  3. rewrite patches/ from those branches (only the diffs change: subjects,
+     messages and the notes after "---" stay) and patches/BASE; move
+     upstream and lab/cpN onto the new branches;
+  4. build the new upstream, run every lab on it, rewrite the labs'
+     expected outputs, and show how they changed.
+
+Also: does the series apply to a given version? (make check asks it of the
+newest version the archive offers.)
+"""
+
+import os
+import re
+import shutil
+import subprocess
+
+from . import grade, series, source, tree, ui
+
+_DIFF_FILE = re.compile(r"^diff --git a/(\S+) b/(\S+)$", re.M)
+_DIFFSTAT = re.compile(r"^ \S.* \| +(\d+|Bin)|^ \d+ files? changed")
+
+
+class RebaseError(Exception):
+    pass
+
+
+def split_patch(text):
+    """(head, notes, body) of a git format-patch file: head up to and with
+    the first "---" line, the notes written after it (lines before the
+    diffstat), and the rest (diffstat and diff)."""
+    head, sep, rest = text.partition("\n---\n")
+    if not sep:
+        raise RebaseError("not a git format-patch file (no '---' line)")
+    lines = rest.split("\n")
+    i = 0
+    while i < len(lines) and not _DIFFSTAT.match(lines[i]) and not lines[i].startswith("diff --git"):
+        i += 1
+    return head + sep, "\n".join(lines[:i]) + ("\n" if i else ""), "\n".join(lines[i:])
+
+
+def respliced(old_text, new_text):
+    """The new patch text (from format-patch of the rebased commit) with the
+    old one's notes put back after its "---" line."""
+    _h, notes, _b = split_patch(old_text)
+    head, _n, body = split_patch(new_text)
+    return head + notes + body
+
+
+def touched_files(patches):
+    files = []
+    for path in patches:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            for a, b in _DIFF_FILE.findall(f.read()):
+                for name in (a, b):
+                    if name not in files:
+                        files.append(name)
+    return files
+
+
+def all_patches():
+    return [p for cp in series.checkpoints() for p in cp.patches()]
+
+
+def _git(path, *args, check=True):
+    r = subprocess.run(["git", "-C", path] + list(args), capture_output=True, text=True)
+    if check and r.returncode != 0:
+        raise RebaseError(f"git {' '.join(args)}: {r.stderr.strip()}")
+    return r
+
+
+def applies(build_dir, version):
+    """(True, words) when every patch of the series applies to 'version'
+    with three-way merges, (False, words naming the patch) when not.
+    Only the files the series touches are extracted. Raises
+    source.SourceError when the version cannot be fetched."""
+    tarball = source.fetch(build_dir, version)
+    patches = all_patches()
+    work = os.path.join(build_dir, "sources", version, "apply-test")
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    top = subprocess.run(["tar", "-tJf", tarball], capture_output=True, text=True)
+    first = top.stdout.split("/", 1)[0] if top.returncode == 0 else "linux-source-6.1"
+    subprocess.run(["tar", "-C", work, "-xJf", tarball, "--strip-components=1"]
+                   + [f"{first}/{name}" for name in touched_files(patches)],
+                   capture_output=True)      # files the series creates are missing: fine
+    _git(work, "init", "-q", "-b", "upstream")
+    _git(work, "add", "-f", "-A")
+    _git(work, "-c", "user.name=ftlab", "-c", "user.email=ftlab@invalid",
+         "commit", "-q", "--allow-empty", "-m", version)
+    for path in patches:
+        r = _git(work, "-c", "user.name=ftlab", "-c", "user.email=ftlab@invalid",
+                 "am", "-q", "--3way", path, check=False)
+        if r.returncode != 0:
+            conflicts = _git(work, "diff", "--name-only", "--diff-filter=U",
+                             check=False).stdout.split()
+            conflicts += [f for f in re.findall(r"^error: patch failed: ([^:\s]+)",
+                                                 r.stdout + r.stderr, re.M)
+                          if f not in conflicts]
+            shutil.rmtree(work, ignore_errors=True)
+            return False, (f"stops at {os.path.relpath(path, series.ROOT)}"
+                           + (f" (conflict in {', '.join(conflicts)})" if conflicts else ""))
+    shutil.rmtree(work, ignore_errors=True)
+    return True, f"all {len(patches)} patches apply"
+
+
+# --- make rebase -----------------------------------------------------------
+
+def _branch_done(t, branch, parent, patches):
+    """Does 'branch' hold exactly these patches on top of 'parent'?"""
+    if not t.branch_exists(branch):
+        return False
+    r = _git(t.path, "log", "--reverse", "--format=%s", f"{parent}..{branch}", check=False)
+    subjects = r.stdout.splitlines() if r.returncode == 0 else None
+    want = []
+    for path in patches:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            m = re.search(r"^Subject: (?:\[PATCH[^\]]*\] )?(.*(?:\n .*)*)", f.read(), re.M)
+        want.append(re.sub(r"\n ", " ", m.group(1)) if m else "")
+    return subjects == want
+
+
+def import_version(t, version, tarball):
+    """Branch rebase/upstream: upstream plus one commit holding 'version'."""
+    if t.branch_exists("rebase/upstream"):
+        return
+    ui.step(f"recording {source.PACKAGE} {version} on top of 'upstream' (branch rebase/upstream)")
+    t.git("checkout", "-q", "-B", "rebase/upstream", "upstream")
+    new = tree.unpack(tarball, os.path.join(t.build_dir, "linux.rebasing"))
+    os.rename(os.path.join(t.path, ".git"), os.path.join(new, ".git"))
+    shutil.rmtree(t.path)
+    os.rename(new, t.path)
+    t.commit_all(f"{source.PACKAGE} {version}, as Debian ships it")
+
+
+def apply_checkpoints(t):
+    parent = "rebase/upstream"
+    for cp in series.checkpoints():
+        branch = f"rebase/cp{cp.number}"
+        patches = cp.patches()
+        if _branch_done(t, branch, parent, patches):
+            ui.info(f"checkpoint {cp.number}: already on the new version")
+            parent = branch
+            continue
+        ui.step(f"applying checkpoint {cp.number} ({cp.name}) with three-way merges")
+        t.git("checkout", "-q", "-B", branch, parent)
+        for patch in patches:
+            r = _git(t.path, "am", "-q", "--3way", patch, check=False)
+            if r.returncode != 0:
+                conflicts = _git(t.path, "diff", "--name-only", "--diff-filter=U",
+                                 check=False).stdout.split()
+                raise RebaseError(
+                    f"{os.path.relpath(patch, series.ROOT)} needs a human: it conflicts in "
+                    f"{', '.join(conflicts) or '(see below)'}\n{(r.stdout + r.stderr).strip()}\n"
+                    f"Resolve the conflict in {t.path} (edit, 'git add'), run "
+                    f"'git -C {t.path} am --continue', then run the same 'make rebase' again: "
+                    "it goes on from there.")
+        parent = branch
+
+
+def rewrite_patches(t):
+    """patches/NN-slug/*.patch from the rebase/cpN branches, numbered as
+    before ([PATCH 2/8]), with the same abbreviation of blob ids."""
+    parent = "rebase/upstream"
+    for cp in series.checkpoints():
+        branch = f"rebase/cp{cp.number}"
+        olds = cp.patches()
+        if olds:
+            with open(olds[0], encoding="utf-8") as f:
+                m = re.search(r"^index ([0-9a-f]+)\.\.", f.read(), re.M)
+            abbrev = f"--abbrev={len(m.group(1))}" if m else "--abbrev"
+            numbered = "-n" if len(olds) > 1 else "-N"
+            out = os.path.join(t.build_dir, "rebase-patches", cp.name)
+            shutil.rmtree(out, ignore_errors=True)
+            t.git("format-patch", "-q", numbered, abbrev, "-o", out, f"{parent}..{branch}")
+            news = sorted(os.listdir(out))
+            for path, name in zip(olds, news):
+                with open(path, encoding="utf-8") as f:
+                    old = f.read()
+                with open(os.path.join(out, name), encoding="utf-8") as f:
+                    text = respliced(old, f.read())
+                if text != old:
+                    with open(path, "w", encoding="utf-8") as f:
+                        f.write(text)
+            shutil.rmtree(out)
+        parent = branch
+
+
+def move_branches(t, version):
+    t.git("checkout", "-q", "rebase/upstream")
+    t.git("branch", "-f", "upstream", "rebase/upstream")
+    for cp in series.checkpoints():
+        t.git("branch", "-f", cp.branch, f"rebase/cp{cp.number}")
+        t.git("config", f"ftlab.cp{cp.number}.digest", series.series_digest(cp.number))
+    t.git("checkout", "-q", "upstream")
+    for name in ["rebase/upstream"] + [f"rebase/cp{cp.number}" for cp in series.checkpoints()]:
+        t.git("branch", "-D", name)
+    with open(t.stamp, "w") as f:
+        f.write(version + "\n")
+    with open(series.BASE_FILE, encoding="utf-8") as f:
+        text = f.read()
+    with open(series.BASE_FILE, "w", encoding="utf-8") as f:
+        f.write(re.sub(r"^(?!#)\S+$", version, text, count=1, flags=re.M))
+
+
+def expected_text(old_text, lab):
+    """A lab's expected file rewritten from a run on upstream: the header
+    comments stay, each check's section is what the run printed, and the
+    sections upstream skips (ours-only) stay as they were."""
+    header = old_text.split("\n## check: ", 1)[0].rstrip("\n") + "\n"
+    old = grade.parse_expected(old_text)
+    out = [header]
+    for check in lab.checks:
+        lines = old.get(check.id, []) if check.kind == "ours-only" else grade.normalise(check.output)
+        out.append(f"\n## check: {check.id}\n" + "".join(line + "\n" for line in lines))
+    return "".join(out)
+
+
+def record_expected(session):
+    """Run every lab on the (new) upstream and rewrite its expected file."""
+    from . import gdbrun, labrun, protocol
+    k = session.kernel("upstream")
+    labs = [cp for cp in series.checkpoints() if cp.has_lab]
+    plain = [cp for cp in labs if not cp.needs_gdb]
+    run, report = session.boot(k, [f"lab:{cp.number:02d}" for cp in plain], "rebase-upstream")
+    if not run.ok:
+        raise RebaseError("the labs did not run on the new upstream:\n" + "\n".join(run.explain()))
+    reports = {cp.number: report for cp in plain}
+    for cp in labs:
+        if cp.needs_gdb:
+            _ok, _ev, grun = gdbrun.unattended(k, session.initrd(), cp, labrun.free_port(),
+                                               session.logs)
+            reports[cp.number] = protocol.parse(grun.console)
+    for cp in labs:
+        lab = reports[cp.number].labs.get(f"{cp.number:02d}")
+        if lab is None or not lab.finished:
+            raise RebaseError(f"lab {cp.number:02d} did not finish on the new upstream")
+        path = os.path.join(cp.lab_dir, "expected")
+        with open(path, encoding="utf-8") as f:
+            old = f.read()
+        new = expected_text(old, lab)
+        if new != old:
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(new)
+
+
+def rebase(session, version):
+    """make rebase BASE=version."""
+    t = session.tree
+    session.prepare()
+    t.ensure_clean()
+    if t.version == version:
+        ui.info(f"the series is already on {version}")
+        return 0
+    tarball = source.fetch(session.build_dir, version)
+    with tree.lock(session.build_dir):
+        import_version(t, version, tarball)
+        apply_checkpoints(t)
+        ui.step("rewriting patches/ and patches/BASE")
+        rewrite_patches(t)
+        move_branches(t, version)
+        t.version = version
+    ui.step(f"recording the labs' expected outputs on {version}")
+    record_expected(session)
+    changed = subprocess.run(["git", "-C", series.ROOT, "diff", "--stat", "--", "patches", "labs"],
+                             capture_output=True, text=True).stdout
+    ui.step("what changed (git diff --stat; 'git diff labs' shows the outputs):")
+    ui.block(changed.splitlines() or ["nothing"])
+    ui.info("next: 'make check' on the new version, then commit patches/ and labs/")
+    return 0
