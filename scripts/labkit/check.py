@@ -157,7 +157,7 @@ def harness_on_real_guests(session, k, report, upstream, tally):
         run = boot(upstream, "warn", 120)
         shown = "\n".join(run.explain())
         ok = (run.status == "crash" and run.seconds < 60
-              and re.search(r"WARNING: CPU: \d+ PID: \d+ at kernel/trace/ftrace\.c:\d+", shown)
+              and re.search(r"WARNING: CPU: \d+ PID: \d+ at \S*kernel/trace/ftrace\.c:\d+", shown)
               and "Call Trace:" in shown)
         tally.record(bool(ok), "harness: a WARN fails the run within seconds, "
                      "file:line and call trace shown", f"({run.status} after {run.seconds:.0f} s)")

@@ -1,0 +1,256 @@
+#!/bin/sh
+# description: Event triggers: a command run by a trace event, with a count and a filter
+# requires: events/kmem/kmalloc/enable events/syscalls/sys_enter_read/enable snapshot trace_marker
+#
+# Lab 06: every event has a "trigger" file. "CMD[:count] [if FILTER]"
+# written there runs CMD each time the event fires (and its record
+# matches FILTER). Commands: traceon, traceoff, snapshot, stacktrace,
+# enable_event and disable_event. An event with a trigger is in soft
+# mode ("0*"): its tracepoint is registered even if the event records
+# nothing.
+#
+# The events were picked so that only the lab makes them fire:
+# syscalls of the lab's own shell (read, chdir), kmem:kmalloc of 512
+# bytes or more (while the stacktrace check runs, only its reads of the
+# trigger file ask for that much), and initcall:initcall_finish, which
+# fires during boot and never again.
+
+KMALLOC=events/kmem/kmalloc
+READ=events/syscalls/sys_enter_read
+CHDIR=events/syscalls/sys_enter_chdir
+QUIET=events/initcall/initcall_finish
+
+# mark TEXT: a line of known text in the trace.
+mark() {
+	echo "$1" > trace_marker
+}
+
+# state EVENT_DIR: what the event's enable file reads. The shell's
+# "read" is used, not cat: no program is started.
+state() {
+	read -r _v < "$1/enable"
+	echo "$1/enable: $_v"
+}
+
+# kmallocs_between A B: the number of kmalloc records between the
+# markers A and B.
+kmallocs_between() {
+	sed -n "/tracing_mark_write: $1\$/,/tracing_mark_write: $2\$/p" trace |
+		grep -c ' kmalloc: '
+}
+
+# some N: "none" or "some", for counts that depend on what the kernel
+# allocates on the way.
+some() {
+	if [ "$1" -eq 0 ]; then echo none; else echo some; fi
+}
+
+# tracing: what tracing_on reads, and the listed triggers of EVENT_DIR.
+tracing() {
+	read -r _on < tracing_on
+	echo "tracing_on=$_on, $(grep -v '^#' "$1/trigger")"
+}
+
+# The example of Documentation/trace/events.rst: the first read()
+# enables kmalloc.
+# enable_event puts kmalloc into soft mode (0*); the trigger runs at the
+# entry of a read() syscall, before the file is read, so the shell can
+# only ever see 1*: gdb shows the 0* (lab.gdb). A program run before the
+# first read() allocates, and nothing is recorded; run after it, it is.
+article() {
+	state $KMALLOC
+	try_write 'enable_event:kmem:kmalloc:1' $READ/trigger
+	mark armed
+	/bin/busybox true
+	mark "exec, no read"
+	echo "the first read() since:"
+	state $KMALLOC
+	mark "read done"
+	/bin/busybox true
+	mark "exec after the read"
+	echo "kmalloc records while a program ran, before the first read(): $(kmallocs_between armed 'exec, no read')"
+	echo "kmalloc records while it ran again, after the read(): $(some "$(kmallocs_between 'read done' 'exec after the read')")"
+	show $READ/trigger
+	state $READ
+	# removed, the trigger ends soft mode on both events; kmalloc keeps
+	# the state the trigger left it in: enabled
+	try_write '!enable_event:kmem:kmalloc:0' $READ/trigger
+	state $READ
+	state $KMALLOC
+}
+check article "enable_event:kmem:kmalloc:1 on sys_enter_read: kmalloc records nothing until the first read()" article
+
+# A counted, filtered post trigger on a regular TRACE_EVENT. Reading a
+# file of tracefs allocates its seq_file page, 4096 bytes, before the
+# first line is printed: that is the only kmalloc of 512 bytes or more
+# here, so each of the three reads is one hit and shows the count after
+# it. The removal ends the test; kmalloc is soft disabled, so its own
+# records are discarded, but the stack traces are kept.
+stacktrace_once() {
+	try_write 'stacktrace:5 if bytes_req >= 512' $KMALLOC/trigger
+	for _i in 1 2 3; do
+		while read -r _l; do echo "read $_i: $_l"; done < $KMALLOC/trigger
+	done
+	try_write '!stacktrace' $KMALLOC/trigger
+	echo "stack traces in the buffer: $(grep -c '<stack trace>' trace)"
+	echo "  of them through seq_buf_alloc: $(grep -c '=> seq_buf_alloc$' trace)"
+	echo "kmalloc records in the buffer: $(grep -c ' kmalloc: ' trace)"
+	state $KMALLOC
+}
+
+# Rarely, another task allocates 512 bytes or more while the trigger is
+# armed: that hit takes a count and leaves a stack trace that does not go
+# through seq_buf_alloc. Then the experiment is run again (at most three
+# times), from an empty buffer.
+stacktrace() {
+	for _try in 1 2 3; do
+		echo > trace
+		stacktrace_once > /tmp/.stacktrace
+		_all=$(grep -c '<stack trace>' trace)
+		_ours=$(grep -c '=> seq_buf_alloc$' trace)
+		[ "$_all" = "$_ours" ] && break
+	done
+	cat /tmp/.stacktrace
+}
+check stacktrace "stacktrace:5 if bytes_req >= 512 on kmalloc: three 4096-byte allocations, count=2, three stack traces" stacktrace
+
+# One trigger per command on an event (File exists), and traceon and
+# traceoff count as one command. enable_event and disable_event share
+# one slot per target event. A refused command leaves nothing behind:
+# the list and the targets' soft mode are as before.
+one_per_event() {
+	try_write 'stacktrace' $QUIET/trigger
+	try_write 'stacktrace:3 if ret != 0' $QUIET/trigger
+	try_write 'snapshot' $QUIET/trigger
+	try_write 'snapshot:1' $QUIET/trigger
+	try_write 'traceoff' $QUIET/trigger
+	try_write 'traceon' $QUIET/trigger
+	try_write 'enable_event:kmem:kfree' $QUIET/trigger
+	try_write 'enable_event:kmem:kfree:2' $QUIET/trigger
+	try_write 'disable_event:kmem:kfree' $QUIET/trigger
+	try_write 'disable_event:kmem:kmem_cache_free' $QUIET/trigger
+	show $QUIET/trigger
+	state $QUIET
+	state events/kmem/kfree
+	state events/kmem/kmem_cache_free
+	# one soft-mode user each: removing the one accepted trigger ends it
+	try_write '!enable_event:kmem:kfree' $QUIET/trigger
+	try_write '!disable_event:kmem:kmem_cache_free' $QUIET/trigger
+	state events/kmem/kfree
+	state events/kmem/kmem_cache_free
+}
+check one-per-event "one trigger per command and event (File exists); enable/disable_event once per target" one_per_event
+
+# try_long N FILE: write "traceoff" padded with spaces to N bytes in all
+# (the newline included); print the size, not the text.
+try_long() {
+	_pad=$(printf "%$(($1 - 9))s" '')
+	if echo "traceoff$_pad" 2>/tmp/.err >> "$2"; then
+		echo "'traceoff' + spaces, $1 bytes >> $2: ok"
+	else
+		echo "'traceoff' + spaces, $1 bytes >> $2: $(sed 's/.*: //' /tmp/.err)"
+	fi
+}
+
+# What the parser refuses, and that a refused write registers nothing:
+# no trigger is listed, the event stays out of soft mode, and so does
+# the target of a refused enable_event.
+bad_input() {
+	for _w in 'no_such_command' 'enable_event:kmem:no_such_event' \
+		'enable_event:no_such_system:kfree' 'enable_event:kmem' \
+		'traceon:abc' 'traceon:5x' 'traceon:99999999999999999999' \
+		'traceon if no_such_field == 1' 'traceon if ret ~ 1' \
+		'traceon if ret == abc' 'traceon if' 'traceon:3 if' 'traceon ret == 1' \
+		'enable_event:kmem:kfree if no_such_field == 1' '!no_such_command'; do
+		try_write "$_w" $QUIET/trigger
+	done
+	try_long 4096 $QUIET/trigger
+	show $QUIET/trigger
+	state $QUIET
+	state events/kmem/kfree
+	try_long 4095 $QUIET/trigger
+	show $QUIET/trigger
+}
+check bad-input "unknown command or event, bad count, bad filter, no expression, 4096 bytes: errors, nothing registered" bad_input
+
+# traceoff:2 turns tracing off twice, counting only the hits that found
+# tracing on; then traceon:1 the same way round.
+onoff() {
+	try_write 'traceoff:2' $CHDIR/trigger
+	cd . && tracing $CHDIR
+	cd . && tracing $CHDIR
+	echo 1 > tracing_on
+	cd . && tracing $CHDIR
+	echo 1 > tracing_on
+	cd . && tracing $CHDIR
+	try_write '!traceoff:0' $CHDIR/trigger
+	try_write 'traceon:1' $CHDIR/trigger
+	cd . && tracing $CHDIR
+	echo 0 > tracing_on
+	cd . && tracing $CHDIR
+	echo 0 > tracing_on
+	cd . && tracing $CHDIR
+}
+check onoff "traceoff:2 and traceon:1 on sys_enter_chdir: the count drops only when tracing_on changes" onoff
+
+# The snapshot buffer is allocated when the trigger is added; the hit
+# swaps the buffers.
+snapshot() {
+	echo 0 > snapshot
+	grep -o 'Snapshot is [a-z]*' snapshot
+	try_write 'snapshot:1' $CHDIR/trigger
+	grep -o 'Snapshot is [a-z]*' snapshot
+	mark "one: before cd"
+	cd .
+	mark "two: after cd"
+	cd .
+	mark "three: after the second cd"
+	echo "-- snapshot:"
+	trace_body snapshot | sed 's/.*tracing_mark_write: //'
+	echo "-- trace:"
+	trace_body | sed 's/.*tracing_mark_write: //'
+	show $CHDIR/trigger
+	echo 0 > snapshot
+}
+check snapshot "snapshot:1 on sys_enter_chdir: buffer allocated when added, swapped at the first cd" snapshot
+
+# An empty trigger file lists the commands. ">" does not clear the list
+# (it works like ">>"); "!" removes one command, whatever its count or
+# filter; the last removal takes the event out of soft mode.
+removal() {
+	show $CHDIR/trigger
+	state $CHDIR
+	try_truncate 'traceoff' $CHDIR/trigger
+	try_truncate 'stacktrace:3' $CHDIR/trigger
+	show $CHDIR/trigger
+	state $CHDIR
+	try_write '!traceoff' $CHDIR/trigger
+	show $CHDIR/trigger
+	try_write '!stacktrace if no_such_field == 1' $CHDIR/trigger
+	show $CHDIR/trigger
+	state $CHDIR
+	try_write '!stacktrace' $CHDIR/trigger
+	echo 1 > $CHDIR/enable
+	try_write 'traceoff' $CHDIR/trigger
+	state $CHDIR
+	try_write '!traceoff' $CHDIR/trigger
+	state $CHDIR
+}
+check removal "the empty list, > adds like >>, ! removes, the last removal leaves soft mode" removal
+
+# Triggers belong to the instance of their trigger file: traceoff turns
+# off that instance's tracing_on, enable_event finds its target in that
+# instance.
+instance() {
+	mkdir instances/lab06
+	try_write 'traceoff' instances/lab06/$CHDIR/trigger
+	try_write 'enable_event:kmem:kmalloc' instances/lab06/$CHDIR/trigger
+	show $CHDIR/trigger
+	state instances/lab06/$KMALLOC
+	state $KMALLOC
+	cd .
+	echo "tracing_on: lab06 $(cat instances/lab06/tracing_on), top level $(cat tracing_on)"
+	state instances/lab06/$KMALLOC
+	state $KMALLOC
+}
+check instance "triggers in instances/lab06 act on lab06 only" instance
