@@ -1,0 +1,272 @@
+#!/bin/sh
+# description: Clocks, function-trace, the stack tracer fix, dump probes
+# requires: trace_clock options stack_trace stack_trace_filter set_ftrace_filter irqsoff:tracer
+#
+# Lab 07: what came with the function probes in 3.10, around them: two
+# trace clocks ("uptime" counts ticks, "perf" is perf's clock), the
+# "function-trace" option of the latency tracers, a stack tracer that
+# leaves itself out of what it reports, and the "dump" and "cpudump"
+# probes. Timestamps vary from run to run, so the checks print what kind
+# of number a clock gives and how fast it grows, never the number itself.
+
+# mark TEXT: put a line of known text into the buffer.
+mark() {
+	echo "$1" > trace_marker
+}
+
+# markers: how many trace_marker lines the buffer holds.
+markers() {
+	grep -c 'tracing_mark_write: ' trace
+}
+
+# stamp TEXT: the timestamp of the marker line TEXT, as the trace prints it.
+stamp() {
+	sed -n "s/.* \([0-9.]*\): tracing_mark_write: $1\$/\1/p" trace
+}
+
+# stamp_kind STAMP: what kind of number a timestamp is. A clock that counts
+# in nanoseconds is printed as seconds.microseconds; any other as it is.
+stamp_kind() {
+	case $1 in
+	'')		echo "missing" ;;
+	*[!0-9.]*)	echo "not a number: $1" ;;
+	*.??????)	echo "seconds.microseconds" ;;
+	*.*)		echo "a decimal: $1" ;;
+	*)		echo "a whole number (a count, printed as it is)" ;;
+	esac
+}
+
+# micros STAMP: a seconds.microseconds timestamp in microseconds.
+micros() {
+	_us=$(echo "$1" | tr -d . | sed 's/^0*//')
+	echo "${_us:-0}"
+}
+
+# one_second_apart A B: how far apart two timestamps taken one second
+# apart are, in words that do not change from run to run. A whole-number
+# clock is measured in its own units: about 100 means hundredths of a
+# second, whatever the kernel's HZ is.
+one_second_apart() {
+	case $(stamp_kind "$1") in
+	seconds.*)
+		_d=$(( $(micros "$2") - $(micros "$1") ))
+		if [ "$_d" -ge 500000 ] && [ "$_d" -le 2000000 ]; then
+			echo "one second apart: about 1.000000 (seconds.microseconds)"
+		else
+			echo "one second apart: $_d us"
+		fi ;;
+	a\ whole*)
+		_d=$(( $2 - $1 ))
+		if [ "$_d" -ge 50 ] && [ "$_d" -le 200 ]; then
+			echo "one second apart: about 100 (hundredths of a second)"
+		else
+			echo "one second apart: $_d"
+		fi ;;
+	*)	echo "one second apart: no two timestamps to compare" ;;
+	esac
+}
+
+# The list of clocks, and selecting each new one. trace_clock shows every
+# clock of the kernel with the one in use in brackets.
+clocks() {
+	show trace_clock
+	try_truncate uptime trace_clock
+	show trace_clock
+	try_truncate perf trace_clock
+	show trace_clock
+	echo "-- README, the clocks:"
+	grep -E '^ +(local|global|counter|uptime|perf):' README
+}
+check clocks "trace_clock lists uptime and perf after counter; each can be selected" clocks
+
+# clock_run CLOCK: select CLOCK (which empties the buffer), then two
+# marker lines one second apart, and what their timestamps are.
+clock_run() {
+	mark "written under local"
+	try_truncate "$1" trace_clock
+	echo "marker lines left after selecting $1: $(markers)"
+	mark first
+	sleep 1
+	mark second
+	_a=$(stamp first)
+	_b=$(stamp second)
+	echo "timestamps: $(stamp_kind "$_a")"
+	one_second_apart "$_a" "$_b"
+}
+
+uptime_clock() {
+	clock_run uptime
+}
+check uptime "uptime stamps events with a count of ticks, 100 per second" uptime_clock
+
+perf_clock() {
+	clock_run perf
+}
+check perf "perf stamps events in nanoseconds, printed as seconds.microseconds" perf_clock
+
+# latency_trace: reset the maximum, let the kernel run with interrupts
+# off now and then, and say what the irqsoff trace of the longest section
+# holds. The tracer always writes three function entries itself (the
+# section's start, its end, and the end again when it records the new
+# maximum); with function-trace on, every function called in between is
+# traced too.
+#
+# The check runs on the "counter" clock. The guest cannot calibrate its
+# TSC under QEMU ("tsc: Marking TSC unstable" in dmesg), so sched_clock(),
+# behind the local clock, counts jiffies: it moves once a tick (4 ms). Most
+# sections would measure 0, and the kept trace would mix every section of
+# that tick. With "counter" a section's length is the number of clock
+# reads in it, and the trace keeps the longest section alone.
+latency_trace() {
+	echo 0 > tracing_max_latency
+	hit_functions
+	cat trace > /tmp/latency
+	_n=$(grep -c ' <-' /tmp/latency)
+	if [ "$_n" -eq 3 ]; then
+		echo "  function entries: the section's start and end only"
+	elif [ "$_n" -gt 3 ]; then
+		echo "  function entries: start, end, and the functions called in between"
+	else
+		echo "  function entries: $_n"
+	fi
+	echo "  stack traces: $(grep -c '<stack trace>' /tmp/latency)"
+}
+
+function_trace() {
+	echo "options/function-trace: $(cat options/function-trace 2>&1)"
+	echo counter > trace_clock
+	echo irqsoff > current_tracer
+	echo "irqsoff with function-trace set:"
+	latency_trace
+	try_truncate 0 options/function-trace
+	echo "irqsoff with function-trace cleared:"
+	latency_trace
+	try_truncate 1 options/function-trace
+	echo "irqsoff with function-trace set again:"
+	latency_trace
+	echo nop > current_tracer
+}
+check function-trace "options/function-trace decides whether irqsoff traces the functions inside a section" function_trace
+
+# stack_tracer_run FUNCTION: the stack tracer on one function only, from a
+# maximum of 0, for one call of it (sync calls ksys_sync once).
+stack_tracer_run() {
+	echo 0 > /proc/sys/kernel/stack_tracer_enabled
+	try_truncate "$1" stack_trace_filter
+	echo 0 > stack_max_size
+	echo 1 > /proc/sys/kernel/stack_tracer_enabled
+	sync
+	echo 0 > /proc/sys/kernel/stack_tracer_enabled
+}
+
+# stack_functions: the Location column of stack_trace, without offsets:
+# "  0) ksys_sync" for "  0)     1368      40   ksys_sync+0x5/0xa0".
+stack_functions() {
+	sed -n 's/^ *\([0-9]*)\) *[0-9]* *[0-9]* *\([^+ ]*\).*/\1 \2/p' stack_trace
+}
+
+# The 0) line's Depth: the stack in use up to that function's frame.
+depth_of_0() {
+	sed -n 's/^ *0) *\([0-9]*\) .*/\1/p' stack_trace
+}
+
+stack_tracer() {
+	stack_tracer_run ksys_sync
+	echo "-- stack_trace, the functions, deepest first:"
+	stack_functions | sed 's/^/  /'
+	case $(stack_functions | head -n 1) in
+	'0) ksys_sync')	echo "0) is the traced function" ;;
+	*)		echo "0) is NOT the traced function" ;;
+	esac
+	_max=$(cat stack_max_size)
+	_depth=$(depth_of_0)
+	if [ "$_max" = "$_depth" ]; then
+		echo "stack_max_size: the Depth of 0), the tracer's own frames left out"
+	elif [ -n "$_depth" ] && [ "$_max" -gt "$_depth" ]; then
+		echo "stack_max_size: $((_max - _depth)) bytes more than the Depth of 0)"
+	else
+		echo "stack_max_size $_max, Depth of 0) $_depth"
+	fi
+	echo > stack_trace_filter
+	echo 0 > stack_max_size
+}
+check stack-tracer "the stack tracer reports the traced function at 0), not itself" stack_tracer
+
+# The dump probes print the whole buffer on the console, at KERN_EMERG,
+# where it would mix with the lab's output. Silence the console while a
+# probe may fire (console_loglevel 0: nothing is printed) and read the
+# dump back from the kernel log, after a line of our own.
+fire_quietly() {
+	_level=$(cut -f1 /proc/sys/kernel/printk)
+	echo 0 > /proc/sys/kernel/printk
+	echo "lab07: $1" > /dev/kmsg
+	sync
+	echo "$_level" > /proc/sys/kernel/printk
+}
+
+# dumped TAG: what the kernel log holds after fire_quietly TAG (after its
+# last "lab07: TAG" line): the dump's lines, marker lines reduced to their
+# text.
+dumped() {
+	dmesg > /tmp/kernel.log
+	_at=$(grep -n "^lab07: $1\$" /tmp/kernel.log | tail -n 1 | cut -d: -f1)
+	tail -n +$((_at + 1)) /tmp/kernel.log |
+		sed 's/.*tracing_mark_write: \(.*\)/  marker line: \1/'
+}
+
+# probes: the probe lines of set_ftrace_filter, sorted.
+probes() {
+	echo "-- probes in set_ftrace_filter:"
+	grep ':' set_ftrace_filter | sort
+}
+
+# "dump" takes no count: it always dumps once. The dump empties the buffer
+# (it consumes what it prints) and turns tracing off.
+dump() {
+	mark "before the dump"
+	try_write 'ksys_sync:dump' set_ftrace_filter
+	probes
+	fire_quietly "dump 1"
+	probes
+	echo "tracing_on after the dump: $(cat tracing_on)"
+	echo "marker lines left in trace: $(markers)"
+	echo "-- the kernel log after the first sync:"
+	dumped "dump 1"
+	echo 1 > tracing_on
+	mark "after the dump"
+	fire_quietly "dump 2"
+	echo "-- the kernel log after the second sync:"
+	dumped "dump 2"
+}
+check dump "ksys_sync:dump prints the buffer to the console once, and empties it" dump
+
+# "cpudump" dumps only this CPU's buffer, every time: a count is ignored.
+cpudump() {
+	mark "before the cpudump"
+	try_write 'ksys_sync:cpudump:5' set_ftrace_filter
+	probes
+	fire_quietly "cpudump 1"
+	echo "-- the kernel log after the first sync:"
+	dumped "cpudump 1"
+	echo 1 > tracing_on
+	fire_quietly "cpudump 2"
+	echo "-- the kernel log after the second sync:"
+	dumped "cpudump 2"
+	probes
+}
+check cpudump "ksys_sync:cpudump dumps at every hit; a count is ignored" cpudump
+
+dump_errors() {
+	echo "-- README, the probe commands:"
+	grep -E '^[[:space:]]+(dump|cpudump)$' README
+	try_write 'ksys_sync:dump' set_ftrace_notrace
+	try_write 'no_such_function_xyz:cpudump' set_ftrace_filter
+	try_write '!ksys_sync:dump' set_ftrace_filter
+	try_write 'ksys_sync:dump:5' set_ftrace_filter
+	try_write 'ksys_sync:dump' set_ftrace_filter
+	probes
+	try_write '!ksys_sync:dump' set_ftrace_filter
+	try_write '!ksys_sync:cpudump' set_ftrace_filter
+	probes
+}
+check dump-errors "dump and cpudump: README lines, errors, the forced count, removal" dump_errors
