@@ -7,8 +7,12 @@
   3. the docs build
   4. upstream 6.1 (the reference), then checkpoints 0, 1, ... in order:
      build, boot once running every lab up to the checkpoint (they must
-     pass), the next lab (its feature checks must fail), and ftracetest
-     (results as labs/ftracetest.matrix says)
+     pass), the next lab (its feature checks must fail), ftracetest
+     (results as labs/ftracetest.matrix says) and the conformance corpus
+     (labs/conformance: every case as on upstream, but the differences
+     recorded for that checkpoint); on upstream and the last checkpoint
+     also the whole ftracetest suite (every test that passes on upstream
+     passes on the last checkpoint)
   5. the harness against real guests: a panicking guest fails fast, a hung
      guest times out, a broken expectation fails with a diff
   6. each lab's gdb script, unattended, on its own checkpoint, and every
@@ -22,7 +26,7 @@ import re
 import subprocess
 import unittest
 
-from . import docs, gdbrun, grade, labrun, qemu, rebase, series, source, ui
+from . import conformance, docs, gdbrun, grade, labrun, qemu, rebase, series, source, ui
 
 
 def self_tests(tally):
@@ -108,8 +112,17 @@ def series_versions(session, tally):
         tally.record(ok, title, f"({words})")
 
 
-def kernel_pass(session, kernel, tally):
-    """Build one kernel and run its labs and ftracetest in one boot."""
+class Reference:
+    """What upstream 6.1's boot gives the checkpoints to compare with."""
+    corpus = None           # conformance.CorpusRun
+    ftracetest_all = None   # {test: result}
+
+
+def kernel_pass(session, kernel, tally, reference):
+    """Build one kernel and, in one boot, run its labs, the ftracetest
+    matrix list and the conformance corpus (and, on upstream and the last
+    checkpoint, the whole ftracetest suite). Upstream's run fills
+    'reference'; a checkpoint's run is compared with it."""
     try:
         k = session.kernel(kernel)
     except Exception as e:      # a build failure fails this kernel, not the run
@@ -118,12 +131,15 @@ def kernel_pass(session, kernel, tally):
         return None, None
     tally.record(True, f"build {k.label}")
     cps = series.checkpoints()
+    last = cps[-1].number if cps else None
     if kernel == "upstream":
         labs = [cp for cp in cps if cp.has_lab]
     else:
         labs = [cp for cp in cps if cp.has_lab and cp.number <= kernel + 1]
     plain = [cp for cp in labs if not cp.needs_gdb]
-    plan = [f"lab:{cp.number:02d}" for cp in plain] + ["ftracetest"]
+    whole_suite = kernel in ("upstream", last)
+    plan = ([f"lab:{cp.number:02d}" for cp in plain] + ["ftracetest", conformance.PLAN_ITEM]
+            + ([conformance.FTALL_ITEM] if whole_suite else []))
     run, report = session.boot(k, plan, f"check-{k.name}")
     if not labrun.grade_boot(run, tally, f"boot {k.label}"):
         return k, None
@@ -131,6 +147,17 @@ def kernel_pass(session, kernel, tally):
     for cp in plain:
         labrun.grade_lab(report, cp, kernel, tally)
     labrun.grade_ftracetest(report, kernel, tally, run.log)
+    corpus = conformance.load_corpus()
+    if kernel == "upstream":
+        reference.corpus = conformance.grade_reference(corpus, run, tally)
+        reference.ftracetest_all = conformance.parse_ftall(run.lines)
+    elif reference.corpus is None:
+        tally.record(False, f"conformance [{k.name}]: no upstream reference run to compare with")
+    else:
+        conformance.grade_checkpoint(corpus, kernel, run, reference.corpus, tally)
+    if whole_suite and kernel != "upstream" and reference.ftracetest_all:
+        conformance.grade_ftall(reference.ftracetest_all, conformance.parse_ftall(run.lines),
+                                conformance.load_exceptions(), kernel, tally, run.log)
     for cp in labs:
         if cp.needs_gdb:
             labrun.run_gdb_lab(session, k, cp, kernel, tally)
@@ -224,10 +251,11 @@ def run(session):
     series_versions(session, tally)
     docs.check(tally)
     cps = series.checkpoints()
-    upstream, _report = kernel_pass(session, "upstream", tally)
+    reference = Reference()
+    upstream, _report = kernel_pass(session, "upstream", tally, reference)
     first = None
     for cp in cps:
-        k, report = kernel_pass(session, cp.number, tally)
+        k, report = kernel_pass(session, cp.number, tally, reference)
         if first is None and k is not None:
             first = (k, report)
     if first:

@@ -52,9 +52,14 @@ class Session:
         return run, protocol.parse(run.lines)
 
 
+# Time allowed for each long plan item, on top of the boot (upper limits,
+# not durations: the conformance corpus takes 30 s to 4 minutes by kernel).
+ITEM_TIME = {"ftracetest": 420, "conformance": 900, "ftracetest-all": 900}
+
+
 def default_timeout(plan):
     labs = sum(1 for p in plan if p.startswith("lab:"))
-    return 120 + 30 * max(0, labs - 1) + (420 if "ftracetest" in plan else 0)
+    return 120 + 30 * max(0, labs - 1) + sum(ITEM_TIME.get(p, 0) for p in plan)
 
 
 def kernel_tag(kernel):

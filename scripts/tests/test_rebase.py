@@ -66,7 +66,8 @@ class Patches(unittest.TestCase):
 
 
 class Expected(unittest.TestCase):
-    OLD = "# header\n# more\n\n## check: a\nold a\n\n## check: mine\nours\n"
+    OLD = ("# header\n# more\n\n## check: a\nold a\n\n## check: mine\nours\n"
+           "\n## check: cost\nthe baseline's cost\n")
 
     def test_rewritten_from_a_run(self):
         lab = protocol.LabRun("01")
@@ -74,7 +75,9 @@ class Expected(unittest.TestCase):
         a.output = ["sh-42     [000] d..1.  12.345678: new a"]
         mine = protocol.Check("01", "mine", "ours-only", "t")
         mine.output = ["skipped: upstream 6.1 differs here on purpose"]
-        lab.checks = [a, mine]
+        cost = protocol.Check("01", "cost", "replaced-at-1", "t")
+        cost.output = ["upstream's cost, which differs on purpose"]
+        lab.checks = [a, mine, cost]
         self.assertEqual(rebase.expected_text(self.OLD, lab),
                          "# header\n# more\n\n## check: a\nsh-PID     [CPU] d..1.  TS: new a\n"
-                         "\n## check: mine\nours\n")
+                         "\n## check: mine\nours\n\n## check: cost\nthe baseline's cost\n")

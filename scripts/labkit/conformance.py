@@ -1,0 +1,574 @@
+"""Conformance: a checkpoint against unmodified 6.1, as a user of tracefs
+sees them.
+
+Two checks, each comparing a checkpoint's kernel with upstream 6.1 built
+with the same configuration:
+
+  * the differential corpus (labs/conformance/corpus): a few hundred
+    writes to tracefs, valid, malformed and at the edges. The guest
+    (labs/conformance/run.sh, plan item "conformance") runs every case
+    from a clean state and prints the result of each write and the files
+    it changed. A case passes when its output equals upstream's. On the
+    checkpoints before the last one, some cases differ because their
+    feature comes later: labs/conformance/expected-differences lists them
+    per checkpoint, so that a regression shows as an unexpected
+    difference, and a fixed case as one to drop from the record.
+  * the kernel's whole ftracetest suite (plan item "ftracetest-all",
+    labs/conformance/ftracetest-all.sh): every test that passes on 6.1
+    must pass on the checkpoint, unless labs/conformance/ftracetest-exceptions
+    says why not.
+
+check.py calls run(session, tally) and ftracetest_suite(session, tally), or
+adds PLAN_ITEM to a boot's plan it makes anyway and grades that boot's
+run with grade_reference (upstream) and grade_checkpoint (a checkpoint).
+"""
+
+import difflib
+import os
+import re
+
+from . import grade, labrun, series, ui
+
+CONF_DIR = os.path.join(series.LABS, "conformance")
+CORPUS = os.path.join(CONF_DIR, "corpus")
+EXPECTED = os.path.join(CONF_DIR, "expected-differences")
+FT_EXCEPTIONS = os.path.join(CONF_DIR, "ftracetest-exceptions")
+
+PLAN_ITEM = "conformance"
+FTALL_ITEM = "ftracetest-all"
+# Guest time limits (TCG, one vCPU). Measured on 2 busy cores: the corpus
+# took 65-100 s on upstream 6.1 and checkpoint 5, but about 10 minutes on
+# checkpoint 0, whose probes make ftrace patch and call every function.
+# The whole ftracetest suite took 9 minutes on upstream 6.1 there.
+CORPUS_TIMEOUT = 1200
+FTALL_TIMEOUT = 1200
+
+FLAGS = {"-", "warns"}
+MAX_DIFFS = 15      # unexpected differences shown with their diff, per kernel
+STATE_CASES = ("state-initial", "state-final")
+# A "warns" case's "!!" write, not performed on upstream (run.sh), and the
+# errno 6.1 returns for it: unregister_ftrace_function_probe_func() returns
+# -EINVAL right after its WARN_ON(not), before it changes anything.
+SKIPPED = ": skipped on upstream (it WARNs)"
+UPSTREAM_ERRNO = "Invalid argument"
+
+_MARK = re.compile(r"^@@ftlab (conf-begin|conf-end|conf-summary|ftall-begin|ftall-end)\s*(.*)$")
+_ID_RE = re.compile(r"^[a-z0-9][a-z0-9-]*$")
+
+
+# --- the corpus --------------------------------------------------------------
+
+class Case:
+    def __init__(self, ident, flags, steps):
+        self.id, self.flags, self.steps = ident, flags, steps
+
+    @property
+    def warns(self):
+        """Unmodified 6.1 WARNs on this case (and returns its errno)."""
+        return "warns" in self.flags
+
+
+def parse_corpus(text):
+    """[Case] from the corpus text, in order. Raises ValueError on a line
+    that is not "ID FLAGS STEP [ ;; STEP ]...", an unknown flag or a
+    duplicate id."""
+    cases, seen = [], set()
+    for n, line in enumerate(text.splitlines(), 1):
+        if not line.strip() or line.startswith("#"):
+            continue
+        parts = line.split(None, 2)
+        if len(parts) < 3 or not _ID_RE.match(parts[0]):
+            raise ValueError(f"corpus:{n}: want 'ID FLAGS STEP [ ;; STEP ]...': {line}")
+        ident, flags, steps = parts
+        flag_set = set(flags.split(","))
+        if not flag_set <= FLAGS:
+            raise ValueError(f"corpus:{n}: unknown flag in '{flags}'")
+        if ident in seen or ident in STATE_CASES:
+            raise ValueError(f"corpus:{n}: case id '{ident}' is used twice")
+        seen.add(ident)
+        cases.append(Case(ident, flag_set - {"-"}, steps.split(" ;; ")))
+    return cases
+
+
+def load_corpus(path=CORPUS):
+    with open(path, encoding="utf-8") as f:
+        return parse_corpus(f.read())
+
+
+# --- what the guest printed --------------------------------------------------
+
+class CorpusRun:
+    """The corpus as one kernel ran it: each case's output lines."""
+
+    def __init__(self):
+        self.cases = {}         # id -> [lines], in the order they ran
+        self.unfinished = None  # a case that began and never ended
+        self.summary = None     # number of cases the guest counted
+
+
+def parse_guest(lines):
+    result = CorpusRun()
+    current, out = None, []
+    for line in lines:
+        m = _MARK.match(line.strip())
+        if not m:
+            if current is not None:
+                out.append(line)
+            continue
+        word, arg = m.group(1), m.group(2).strip()
+        if word == "conf-begin":
+            if current is not None:
+                result.unfinished = current
+            current, out = arg, []
+        elif word == "conf-end" and current is not None:
+            result.cases[current] = out
+            current = None
+        elif word == "conf-summary":
+            result.summary = int(arg) if arg.isdigit() else None
+    if current is not None:
+        result.unfinished = current
+    return result
+
+
+# Lines of these files list functions in the order of a hash table, whose
+# buckets follow the functions' addresses: any code change reorders them.
+_HASH_ORDERED = re.compile(r"^-- (\S*/)?set_ftrace_(filter|notrace):$")
+_ADDRESS = re.compile(r"\b(0x)?ffff[0-9a-f]{12}\b")
+
+
+def _run_key(line):
+    """Lines of one probe (same command after the function name) or plain
+    function names form one run; runs keep their order, lines inside a run
+    are sorted."""
+    return line.split(":", 1)[1] if ":" in line else None
+
+
+def _sort_runs(lines):
+    out, run, key = [], [], object()
+    for line in lines:
+        k = _run_key(line)
+        if run and k != key:
+            out += sorted(run)
+            run = []
+        run.append(line)
+        key = k
+    return out + sorted(run)
+
+
+_LISTED = re.compile(r"^(#.*|[^ ]+)$")
+
+
+def normalise(lines):
+    """What varies from boot to boot or kernel to kernel without a user
+    being able to tell: pids, cpu numbers, timestamps (grade.NORMALISE),
+    kernel addresses, and the order of functions inside a hash. Trailing
+    spaces stay: they are part of what a file shows."""
+    out, section = [], None
+    for line in lines:
+        for pattern, repl in grade.NORMALISE:
+            line = pattern.sub(repl, line)
+        line = _ADDRESS.sub("ADDR", line)
+        # A listing of set_ftrace_filter/notrace is its header's following
+        # lines that have no space (functions, probes) or start with "#";
+        # the guest's own lines ("hit", "tracing_on: 1", ...) end it.
+        if section is not None and _LISTED.match(line) and line != "hit":
+            section.append(line)
+            continue
+        if section is not None:
+            out += _sort_runs(section)
+            section = None
+        out.append(line)
+        if _HASH_ORDERED.match(line):
+            section = []
+    if section is not None:
+        out += _sort_runs(section)
+    return out
+
+
+def with_upstream_errno(lines):
+    """Upstream's output of a "warns" case, with 6.1's errno in place of
+    each write the guest skipped."""
+    return [l[:-len(SKIPPED)] + ": " + UPSTREAM_ERRNO if l.endswith(SKIPPED) else l
+            for l in lines]
+
+
+class Difference:
+    def __init__(self, ident, diff, note=""):
+        self.id, self.diff, self.note = ident, diff, note
+
+
+def case_difference(case, reference, got):
+    """None if the checkpoint's output (got) is what upstream printed
+    (reference), else a Difference with a unified diff. A "warns" case's
+    skipped writes count as 6.1's errno (with_upstream_errno)."""
+    if got is None:
+        return Difference(case.id, [], "did not run")
+    if case.warns:
+        reference = with_upstream_errno(reference)
+    want, have = normalise(reference), normalise(got)
+    if want == have:
+        return None
+    diff = list(difflib.unified_diff(want, have, "upstream 6.1", "checkpoint", lineterm="", n=3))
+    return Difference(case.id, diff)
+
+
+def compare(corpus, reference, got):
+    """{id: Difference} for every case of the corpus whose output on the
+    checkpoint differs from upstream's."""
+    out = {}
+    for case in corpus:
+        ref = reference.cases.get(case.id)
+        if ref is None:
+            continue        # the reference is checked on its own
+        d = case_difference(case, ref, got.cases.get(case.id))
+        if d is not None:
+            out[case.id] = d
+    return out
+
+
+def same_output(corpus, run_a, run_b):
+    """The ids of the cases whose normalised output differs between two
+    runs of the corpus on the same kernel (a determinism check)."""
+    ids = [c.id for c in corpus] + list(STATE_CASES)
+    return [i for i in ids
+            if normalise(run_a.cases.get(i, ["(did not run)"]))
+            != normalise(run_b.cases.get(i, ["(did not run)"]))]
+
+
+def reference_problems(corpus, reference):
+    """What makes upstream's run unusable as the reference, in words."""
+    problems = []
+    missing = [c.id for c in corpus if c.id not in reference.cases]
+    if missing:
+        problems.append(f"{len(missing)} case(s) did not run on 6.1: {' '.join(missing[:10])}")
+    for case in corpus:
+        lines = reference.cases.get(case.id)
+        if lines is None:
+            continue
+        skipped = any(l.endswith(SKIPPED) for l in lines)
+        if case.warns and not skipped:
+            problems.append(f"{case.id}: flagged 'warns' but has no '!!' write to skip")
+        if skipped and not case.warns:
+            problems.append(f"{case.id}: a write was skipped, but the case is not 'warns'")
+    return problems
+
+
+def state_problems(run):
+    """The state before the first case and after the last must be the same:
+    else some case left probes, triggers, soft mode ... behind."""
+    first, last = (run.cases.get(k) for k in STATE_CASES)
+    if first is None or last is None:
+        return ["the guest did not print its state before and after the corpus"]
+    first, last = normalise(first), normalise(last)
+    if first == last:
+        return []
+    return ["the corpus left state behind (before the first case vs after the last):"] + \
+        list(difflib.unified_diff(first, last, "before", "after", lineterm="", n=1))
+
+
+# --- the record of expected differences -----------------------------------------
+
+_SECTION = re.compile(r"^## (upstream|cp\d+)\s*(?::\s*(\d+)\b.*)?$")
+
+
+def parse_expected(text):
+    """{tag: set(ids)} from expected-differences: a section per kernel,
+    "## cpN: COUNT ...", then the ids of the cases that differ from 6.1 on
+    it, whitespace separated, "#" lines are comments. A count that does
+    not match the ids is an error (a hand edit gone wrong)."""
+    sections, counts, current = {}, {}, None
+    for n, line in enumerate(text.splitlines(), 1):
+        m = _SECTION.match(line.strip())
+        if m:
+            current = m.group(1)
+            if current in sections:
+                raise ValueError(f"expected-differences:{n}: {current} twice")
+            sections[current] = set()
+            counts[current] = int(m.group(2)) if m.group(2) else None
+            continue
+        line = line.split("#", 1)[0].strip()
+        if not line:
+            continue
+        if current is None:
+            raise ValueError(f"expected-differences:{n}: ids before any '## cpN' line")
+        sections[current].update(line.split())
+    for tag, ids in sections.items():
+        if counts[tag] is not None and counts[tag] != len(ids):
+            raise ValueError(f"expected-differences: {tag} says {counts[tag]} cases, "
+                             f"lists {len(ids)}")
+    return sections
+
+
+def load_expected(path=EXPECTED):
+    try:
+        with open(path, encoding="utf-8") as f:
+            return parse_expected(f.read())
+    except FileNotFoundError:
+        return {}
+
+
+def format_section(tag, ids, why=""):
+    """A section of expected-differences, for pasting into the record."""
+    lines = [f"## {tag}: {len(ids)} case(s) differ from 6.1" + (f" ({why})" if why else "")]
+    row = ""
+    for ident in sorted(ids):
+        if row and len(row) + 1 + len(ident) > 100:
+            lines.append(row)
+            row = ""
+        row = f"{row} {ident}" if row else ident
+    if row:
+        lines.append(row)
+    return lines
+
+
+class Verdict:
+    """A checkpoint's corpus run graded against the reference and the record."""
+
+    def __init__(self, tag, total, differences, expected):
+        self.tag = tag
+        self.total = total
+        self.differences = differences                  # {id: Difference}
+        self.expected = set(expected)
+        differing = set(differences)
+        self.unexpected = sorted(differing - self.expected)
+        self.fixed = sorted(self.expected - differing)
+        self.explained = sorted(differing & self.expected)
+
+    @property
+    def ok(self):
+        return not self.unexpected and not self.fixed
+
+    @property
+    def identical(self):
+        return self.total - len(self.differences)
+
+
+def judge(tag, corpus, reference, got, record):
+    return Verdict(tag, len(corpus), compare(corpus, reference, got), record.get(tag, set()))
+
+
+def report(verdict, tally, log=None):
+    """One FAIL per unexpected difference (with its diff), one per case the
+    record still lists though it now matches, one line for the expected
+    differences, and the summary line."""
+    tag = verdict.tag
+    for n, ident in enumerate(verdict.unexpected):
+        d = verdict.differences[ident]
+        tally.record(False, f"conformance [{tag}] {ident}",
+                     f"({d.note or 'differs from upstream 6.1'})")
+        if n < MAX_DIFFS:
+            ui.block(d.diff[:40] + (["..."] if len(d.diff) > 40 else []))
+        elif n == MAX_DIFFS:
+            ui.block([f"(diffs of the {len(verdict.unexpected) - MAX_DIFFS} other cases left out)"])
+    for ident in verdict.fixed:
+        tally.record(False, f"conformance [{tag}] {ident}",
+                     f"(now identical to 6.1: remove it from the {tag} section of "
+                     "labs/conformance/expected-differences)")
+    if verdict.explained:
+        tally.record(True, f"conformance [{tag}]: {len(verdict.explained)} difference(s) "
+                     "recorded as expected (features of later checkpoints)")
+    tally.record(verdict.ok, f"conformance [{tag}]: {verdict.identical} cases identical "
+                 f"to upstream, {len(verdict.differences)} differ",
+                 f"({len(verdict.unexpected)} unexpected, {len(verdict.fixed)} fixed)"
+                 if not verdict.ok else "")
+    if not verdict.ok:
+        ui.block(["to record what this run measured:"]
+                 + format_section(tag, verdict.differences)
+                 + ([f"console log: {os.path.relpath(log)}"] if log else []))
+
+
+# --- booting ----------------------------------------------------------------------
+
+def boot(session, kernel, plan, tag, timeout):
+    """Build (if needed) and boot one kernel; returns (k, qemu.Run)."""
+    k = session.kernel(kernel)
+    saved = session.timeout
+    session.timeout = saved or timeout
+    try:
+        run, _report = session.boot(k, plan, tag)
+    finally:
+        session.timeout = saved
+    return k, run
+
+
+def check_run(corpus, result, run, tally, name):
+    """What holds on any kernel: every case ran, none was cut short, the
+    state after the last case is the state before the first."""
+    missing = [c.id for c in corpus if c.id not in result.cases]
+    problems = []
+    if result.unfinished:
+        problems.append(f"case {result.unfinished} began and never ended")
+    if missing:
+        problems.append(f"{len(missing)} case(s) did not run: {' '.join(missing[:10])}")
+    problems += state_problems(result)
+    ok = tally.record(not problems, f"conformance [{name}]: all {len(corpus)} cases ran, "
+                      "and left the tracing state as they found it",
+                      f"({run.seconds:.0f} s)")
+    if not ok:
+        ui.block(problems[:30] + [f"console log: {os.path.relpath(run.log)}"])
+    return ok
+
+
+def checkpoint_numbers():
+    return [cp.number for cp in series.checkpoints()]
+
+
+def grade_reference(corpus, run_, tally):
+    """Upstream 6.1's boot (a qemu.Run that ran the plan item): its
+    CorpusRun, or None when it cannot serve as the reference."""
+    result = parse_guest(run_.lines)
+    ok = check_run(corpus, result, run_, tally, "upstream")
+    problems = reference_problems(corpus, result)
+    if problems:
+        tally.record(False, "conformance [upstream]: the reference run is usable")
+        ui.block(problems[:30])
+    return result if ok else None
+
+
+def grade_checkpoint(corpus, kernel, run_, reference, tally, record=None):
+    """A checkpoint's boot (a qemu.Run that ran the plan item) against the
+    reference and the record of expected differences."""
+    name = labrun.kernel_tag(kernel)
+    record = load_expected() if record is None else record
+    got = parse_guest(run_.lines)
+    check_run(corpus, got, run_, tally, name)
+    if name not in record:
+        ui.info(f"no section for {name} in labs/conformance/expected-differences: "
+                "every difference from 6.1 counts")
+    verdict = judge(name, corpus, reference, got, record)
+    report(verdict, tally, run_.log)
+    return verdict
+
+
+def run(session, tally, kernels=None):
+    """make check: the corpus on upstream 6.1 (the reference), then on every
+    checkpoint (or those in 'kernels'), each compared case by case. One
+    boot per kernel, plan ["conformance"]."""
+    corpus = load_corpus()
+    record = load_expected()
+    ui.step(f"conformance: {len(corpus)} cases on upstream 6.1, the reference")
+    _k, run0 = boot(session, "upstream", [PLAN_ITEM], "conformance-upstream", CORPUS_TIMEOUT)
+    if not labrun.grade_boot(run0, tally, "conformance [upstream]"):
+        return
+    reference = grade_reference(corpus, run0, tally)
+    if reference is None:
+        return
+    for kernel in (checkpoint_numbers() if kernels is None else kernels):
+        name = labrun.kernel_tag(kernel)
+        ui.step(f"conformance: the corpus on {name}, compared with 6.1")
+        _k, runk = boot(session, kernel, [PLAN_ITEM], f"conformance-{name}", CORPUS_TIMEOUT)
+        if labrun.grade_boot(runk, tally, f"conformance [{name}]"):
+            grade_checkpoint(corpus, kernel, runk, reference, tally, record)
+
+
+# --- the whole ftracetest suite ---------------------------------------------------
+
+_FT_RESULT = re.compile(r"^\[(\d+)\]\s+(.*?)\s*\[(PASS|FAIL|UNRESOLVED|UNTESTED|UNSUPPORTED|"
+                        r"XFAIL|UNDEFINED)\]\s*$")
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def parse_ftall(lines):
+    """{key: result} from an ftracetest-all run. The key is the test's path
+    under test.d, with "@instance" for its second run in an instance."""
+    results, current = {}, None
+    for line in lines:
+        clean = _ANSI.sub("", line).strip()
+        m = _MARK.match(clean)
+        if m:
+            word, arg = m.group(1), m.group(2).split()
+            if word == "ftall-begin":
+                current = arg[0] if arg else None
+            elif word == "ftall-end":
+                current = None
+            continue
+        if current is None:
+            continue
+        r = _FT_RESULT.match(clean)
+        if r:
+            key = current + ("@instance" if r.group(2).startswith("(instance)") else "")
+            results[key] = r.group(3)
+    return results
+
+
+def parse_exceptions(text):
+    """{test: (until, reason)} from ftracetest-exceptions, one line per test:
+    "TEST UNTIL REASON...". TEST as in parse_ftall's keys; UNTIL is the
+    checkpoint that makes the test pass (the exception holds before it),
+    or "-" for an exception on every checkpoint (a flaky test)."""
+    out = {}
+    for n, line in enumerate(text.splitlines(), 1):
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        parts = line.split(None, 2)
+        if len(parts) < 3 or not (parts[1] == "-" or parts[1].isdigit()):
+            raise ValueError(f"ftracetest-exceptions:{n}: want 'TEST UNTIL REASON': {line}")
+        out[parts[0]] = (None if parts[1] == "-" else int(parts[1]), parts[2])
+    return out
+
+
+def load_exceptions(path=FT_EXCEPTIONS):
+    try:
+        with open(path, encoding="utf-8") as f:
+            return parse_exceptions(f.read())
+    except FileNotFoundError:
+        return {}
+
+
+def ftall_compare(upstream, got, exceptions, kernel):
+    """(failures, excused): tests that PASS on 6.1 and not on checkpoint
+    'kernel', as (test, result, reason) lists, split by whether an
+    exception explains them there."""
+    failures, excused = [], []
+    for test in sorted(t for t, r in upstream.items() if r == "PASS"):
+        result = got.get(test, "no result")
+        if result == "PASS":
+            continue
+        until, why = exceptions.get(test, (0, ""))
+        if until is None or kernel < until:
+            excused.append((test, result, why))
+        else:
+            failures.append((test, result, ""))
+    return failures, excused
+
+
+def ftracetest_all(session, kernel, tally):
+    """Boot 'kernel' with every ftracetest test; {key: result} or None."""
+    name = labrun.kernel_tag(kernel)
+    k, run = boot(session, kernel, [FTALL_ITEM], f"ftracetest-all-{name}", FTALL_TIMEOUT)
+    if not labrun.grade_boot(run, tally, f"ftracetest-all [{name}]"):
+        return None, run
+    return parse_ftall(run.lines), run
+
+
+def ftracetest_suite(session, tally, kernel=None):
+    """The whole suite on upstream 6.1 and on a checkpoint (the last one by
+    default): every test that passes on 6.1 must pass there too."""
+    if kernel is None:
+        kernel = checkpoint_numbers()[-1]
+    name = labrun.kernel_tag(kernel)
+    ui.step(f"ftracetest, the whole suite, on upstream 6.1 and {name}")
+    upstream, run_up = ftracetest_all(session, "upstream", tally)
+    if upstream is None:
+        return
+    got, run_k = ftracetest_all(session, kernel, tally)
+    if got is None:
+        return
+    grade_ftall(upstream, got, load_exceptions(), kernel, tally, run_k.log)
+
+
+def grade_ftall(upstream, got, exceptions, kernel, tally, log=None):
+    name = labrun.kernel_tag(kernel)
+    failures, excused = ftall_compare(upstream, got, exceptions, kernel)
+    for test, result, _ in failures:
+        tally.record(False, f"ftracetest-all [{name}] {test}", f"(PASS on 6.1, {result} here)")
+    for test, result, why in excused:
+        tally.record(True, f"ftracetest-all [{name}] {test}: {result}, excused", f"({why})")
+    up_pass = sum(1 for r in upstream.values() if r == "PASS")
+    k_pass = sum(1 for r in got.values() if r == "PASS")
+    ok = tally.record(not failures and up_pass > 0,
+                      f"ftracetest-all [{name}]: upstream {up_pass} PASS, {name} {k_pass} PASS "
+                      f"of {len(upstream)} results")
+    if not ok and log:
+        ui.block([f"console log: {os.path.relpath(log)}"])
