@@ -61,6 +61,12 @@ count_lines() {
 	wc -l < "$1" | tr -d ' '
 }
 
+# mark TEXT: put a line of known text into the trace (trace_marker), so
+# that a check can tell what was recorded before and after a step.
+mark() {
+	echo "$1" > trace_marker
+}
+
 # trace_body [FILE]: the trace without its "#" header.
 trace_body() {
 	grep -v '^#' "${1:-trace}"

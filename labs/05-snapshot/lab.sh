@@ -14,11 +14,6 @@ free_snapshot() {
 	echo 0 > snapshot
 }
 
-# mark TEXT: put a line of known text into the live buffer.
-mark() {
-	echo "$1" > trace_marker
-}
-
 # messages FILE: the marker texts found in FILE, one per line.
 messages() {
 	echo "-- $1:"

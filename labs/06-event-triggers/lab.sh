@@ -20,11 +20,6 @@ READ=events/syscalls/sys_enter_read
 CHDIR=events/syscalls/sys_enter_chdir
 QUIET=events/initcall/initcall_finish
 
-# mark TEXT: a line of known text in the trace.
-mark() {
-	echo "$1" > trace_marker
-}
-
 # state EVENT_DIR: what the event's enable file reads. The shell's
 # "read" is used, not cat: no program is started.
 state() {

@@ -9,11 +9,6 @@
 # probes. Timestamps vary from run to run, so the checks print what kind
 # of number a clock gives and how fast it grows, never the number itself.
 
-# mark TEXT: put a line of known text into the buffer.
-mark() {
-	echo "$1" > trace_marker
-}
-
 # markers: how many trace_marker lines the buffer holds.
 markers() {
 	grep -c 'tracing_mark_write: ' trace
