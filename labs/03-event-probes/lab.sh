@@ -47,7 +47,9 @@ until_hit() {
 }
 check until-hit "the target event reads 0* and records nothing until the probe fires" until_hit
 
-# The first example of the 2013 series. sched_switch starts enabled, so the
+# The example of the kernel's documentation (Documentation/trace/ftrace.rst,
+# "Filter commands"); commit 3cd715de's own first example was
+# schedule:enable_event:sched:sched_switch. sched_switch starts enabled, so the
 # probe's hits change nothing and use up no count until the event is
 # switched off by hand.
 enable_count() {
