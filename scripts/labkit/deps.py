@@ -50,12 +50,12 @@ def install(pkgs):
     return True
 
 
-def ensure(auto=True):
+def ensure():
     """Install what is missing when we are root; otherwise say the command."""
     need = missing()
     if not need:
         return True
-    if auto and os.geteuid() == 0:
+    if os.geteuid() == 0:
         return install(need) and not missing()
     ui.error("missing Debian packages: " + " ".join(need))
     ui.info("install them with:  sudo " + apt_command(need))

@@ -95,7 +95,7 @@ class Kernel:
     def built(self):
         return os.path.exists(self.bzimage) and os.path.exists(self.stamp)
 
-    def _make(self, src, *targets, log=None, jobs=None):
+    def _make(self, src, *targets, log=None):
         env = dict(os.environ)
         # ccache keeps its cache where it does by default (per user, in
         # ~/.cache/ccache), so that every clone of the labs shares it. Paths
@@ -109,7 +109,7 @@ class Kernel:
         env.setdefault("KBUILD_BUILD_HOST", "ftrace-labs")
         cc = "ccache gcc" if shutil.which("ccache") else "gcc"
         cmd = ["make", "-C", src, f"O={self.obj}", "ARCH=x86_64", f"CC={cc}",
-               f"-j{jobs or (os.cpu_count() or 2) + 1}"] + list(targets)
+               f"-j{(os.cpu_count() or 2) + 1}"] + list(targets)
         out = open(log, "a") if log else subprocess.DEVNULL
         try:
             return subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env)

@@ -1,7 +1,5 @@
-import os
 import subprocess
 import unittest
-from unittest import mock
 
 import ftlab
 from labkit import series
