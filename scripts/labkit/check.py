@@ -27,6 +27,7 @@ import subprocess
 import unittest
 
 from . import conformance, docs, gdbrun, grade, labrun, qemu, rebase, series, source, ui
+from .errors import HarnessError
 
 
 def self_tests(tally):
@@ -125,7 +126,7 @@ def kernel_pass(session, kernel, tally, reference):
     'reference'; a checkpoint's run is compared with it."""
     try:
         k = session.kernel(kernel)
-    except Exception as e:      # a build failure fails this kernel, not the run
+    except HarnessError as e:   # a patch or build failure fails this kernel, not the run
         tally.record(False, f"build {labrun.kernel_tag(kernel)}")
         ui.block(str(e).splitlines())
         return None, None

@@ -4,6 +4,7 @@ import os
 import subprocess
 
 from . import ui
+from .errors import HarnessError
 
 TARBALL = "/usr/src/linux-source-6.1.tar.xz"
 
@@ -28,6 +29,11 @@ PACKAGES = {
     "perl": "/usr/bin/perl",
     "git": "/usr/bin/git",
 }
+
+
+class MissingPackages(HarnessError):
+    """Packages are missing; ensure() has said which and how to install them."""
+    exit_code = 2
 
 
 def missing():
@@ -60,3 +66,9 @@ def ensure():
     ui.error("missing Debian packages: " + " ".join(need))
     ui.info("install them with:  sudo " + apt_command(need))
     return False
+
+
+def require():
+    """ensure(), or MissingPackages when they are still missing."""
+    if not ensure():
+        raise MissingPackages()

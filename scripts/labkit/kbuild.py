@@ -14,11 +14,12 @@ import subprocess
 import threading
 
 from . import series, ui
+from .errors import HarnessError
 
 CONFIG_FRAGMENT = os.path.join(series.ROOT, "scripts", "lab.config")
 
 
-class BuildError(Exception):
+class BuildError(HarnessError):
     pass
 
 
@@ -135,7 +136,10 @@ class Kernel:
             return
         ui.step(f"starting {self.name}'s object folder from {os.path.basename(previous_obj)}'s")
         os.makedirs(os.path.dirname(self.obj), exist_ok=True)
-        subprocess.run(["cp", "-a", "--reflink=auto", previous_obj, self.obj], check=True)
+        r = subprocess.run(["cp", "-a", "--reflink=auto", previous_obj, self.obj],
+                           capture_output=True, text=True)
+        if r.returncode != 0:
+            raise BuildError(f"copying {previous_obj} to {self.obj} failed: {r.stderr.strip()}")
         relocate_tool_records(self.obj, previous_obj, self.obj)
         for stale in (self.stamp, os.path.join(self.obj, ".ftlab-config")):
             if os.path.exists(stale):

@@ -19,8 +19,7 @@ class Session:
         self._initrd = None
 
     def prepare(self):
-        if not deps.ensure():
-            raise SystemExit(2)
+        deps.require()
         os.makedirs(self.logs, exist_ok=True)
         self.tree.ensure()
 

@@ -9,12 +9,18 @@ import hashlib
 import os
 import re
 
+from .errors import HarnessError
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PATCHES = os.path.join(ROOT, "patches")
 LABS = os.path.join(ROOT, "labs")
 BASE_FILE = os.path.join(PATCHES, "BASE")
 
 _DIR_RE = re.compile(r"^(\d\d)-([a-z0-9-]+)$")
+
+
+class SeriesError(HarnessError):
+    """patches/ is not a series the harness can use."""
 
 
 def header_field(path, field):
@@ -77,7 +83,7 @@ def checkpoints():
     found.sort(key=lambda c: c.number)
     for i, cp in enumerate(found):
         if cp.number != i:
-            raise SystemExit(f"patches/: checkpoint {i} is missing before {cp.name}")
+            raise SeriesError(f"patches/: checkpoint {i} is missing before {cp.name}")
     return found
 
 
@@ -109,4 +115,4 @@ def base_version():
             line = line.strip()
             if line and not line.startswith("#"):
                 return line
-    raise SystemExit("patches/BASE names no version")
+    raise SeriesError("patches/BASE names no version")
