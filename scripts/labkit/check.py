@@ -61,16 +61,15 @@ def accepted_exceptions(patch_text):
     return set(re.findall(r"^Checkpatch-exception: ([A-Z_]+)", notes, re.M))
 
 
-def checkpatch_problems(output, accepted):
-    """The lines of checkpatch --terse --show-types output that count."""
-    problems = []
-    for line in output.splitlines():
-        m = re.search(r": (ERROR|WARNING|CHECK):([A-Z_]+):", line)
-        if m and m.group(2) in accepted:
-            continue
-        if line.strip():
-            problems.append(line)
-    return problems
+def checkpatch_command(script, patch, accepted):
+    """checkpatch.pl --strict on one patch, one line per message, with the
+    types the patch explains (accepted_exceptions) left to checkpatch's own
+    --ignore. --terse also keeps it from printing its "NOTE: Ignored
+    message types" footer, so any line it prints is a problem."""
+    cmd = ["perl", script, "--strict", "--terse", "--no-summary", "--show-types"]
+    if accepted:
+        cmd += ["--ignore", ",".join(sorted(accepted))]
+    return cmd + [patch]
 
 
 def checkpatch(session, tally):
@@ -78,12 +77,11 @@ def checkpatch(session, tally):
     patches = [p for cp in series.checkpoints() for p in cp.patches()]
     ui.step(f"checkpatch.pl --strict on {len(patches)} patch(es)")
     for patch in patches:
-        r = subprocess.run(["perl", script, "--strict", "--terse", "--no-summary",
-                            "--show-types", patch],
-                           cwd=session.tree.path, capture_output=True, text=True)
         with open(patch, encoding="utf-8", errors="replace") as f:
             accepted = accepted_exceptions(f.read())
-        problems = checkpatch_problems(r.stdout, accepted)
+        r = subprocess.run(checkpatch_command(script, patch, accepted),
+                           cwd=session.tree.path, capture_output=True, text=True)
+        problems = [line for line in r.stdout.splitlines() if line.strip()]
         note = f"(explained exception: {', '.join(sorted(accepted))})" if accepted else ""
         tally.record(not problems, "checkpatch " + os.path.relpath(patch, series.ROOT), note)
         ui.block(problems[:10])
