@@ -227,7 +227,7 @@ def gdb_checks(session, tally):
         k = session.kernel(cp.number)
         ui.step(f"gdb script of lab {cp.number:02d}, unattended, on {k.label}")
         ok, evidence, _run = gdbrun.unattended(k, session.initrd(), cp, labrun.free_port(),
-                                               session.logs)
+                                               session.logs, session.timeout_for)
         tally.record(ok, f"gdb lab {cp.number:02d} [{k.name}]")
         ui.block(evidence)
 
@@ -236,7 +236,8 @@ def gdb_helpers_selftest(session, tally):
     """Every ft- helper on upstream 6.1, where all it reads exists."""
     k = session.kernel("upstream")
     ui.step("gdb helpers on upstream 6.1: probes, event flags, triggers, clock, breakpoints")
-    ok, evidence = gdbrun.selftest(k, session.initrd(), labrun.free_port(), session.logs)
+    ok, evidence = gdbrun.selftest(k, session.initrd(), labrun.free_port(), session.logs,
+                                   session.timeout_for)
     tally.record(ok, "gdb helpers [upstream] print probes, flags, triggers, clock as expected")
     ui.block(evidence)
 
