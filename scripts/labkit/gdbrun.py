@@ -24,7 +24,7 @@ import signal
 import subprocess
 import time
 
-from . import qemu, series, ui
+from . import protocol, qemu, series, ui
 
 HELPERS = [os.path.join(series.ROOT, "gdb-scripts", name)
            for name in ("ftrace_labs.py", "lab_requests.py")]
@@ -128,20 +128,22 @@ def load_expected(cp):
 
 class BatchRun:
     """What an unattended gdb run left: gdb's output (addresses normalised),
-    the guest's console, and whether the run broke (crash or time-out)."""
+    the guest's console, and whether the run broke (crash, time-out, a
+    report in the kernel log, or an error the guest reported)."""
 
     def __init__(self, gdb_lines, console, timed_out, timeout, log, gdb_log):
         self.gdb_lines = gdb_lines
         self.console = console
         self.crash = qemu.crash_excerpt(console)
         self.reports = qemu.kernel_log_reports(console)
+        self.errors = protocol.parse(console).errors
         self.timed_out = timed_out
         self.timeout = timeout
         self.log, self.gdb_log = log, gdb_log
 
     @property
     def broken(self):
-        return self.timed_out or bool(self.crash) or bool(self.reports)
+        return self.timed_out or bool(self.crash) or bool(self.reports) or bool(self.errors)
 
     def problems(self):
         found = []
@@ -153,6 +155,9 @@ class BatchRun:
         if self.reports:
             found.append("the guest's kernel log has a problem report:")
             found += ["    " + l for l in self.reports[:25]]
+        if self.errors:
+            found.append("the guest reported an error:")
+            found += ["    " + l for l in self.errors]
         return found
 
     def where(self):
