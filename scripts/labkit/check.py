@@ -125,16 +125,16 @@ def kernel_pass(session, kernel, tally, reference):
     try:
         k = session.kernel(kernel)
     except HarnessError as e:   # a patch or build failure fails this kernel, not the run
-        tally.record(False, f"build {labrun.kernel_tag(kernel)}")
+        tally.record(False, f"build {series.kernel_name(kernel)}")
         ui.block(str(e).splitlines())
         return None, None
     tally.record(True, f"build {k.label}")
     cps = series.checkpoints()
     last = cps[-1].number if cps else None
-    if kernel == "upstream":
-        labs = [cp for cp in cps if cp.has_lab]
-    else:
-        labs = [cp for cp in cps if cp.has_lab and cp.number <= kernel + 1]
+    # every lab up to the kernel's checkpoint, and the next one (whose
+    # feature checks must fail here): the labs whose previous checkpoint
+    # the kernel has
+    labs = [cp for cp in cps if cp.has_lab and series.has_checkpoint(kernel, cp.number - 1)]
     plain = [cp for cp in labs if not cp.needs_gdb]
     whole_suite = kernel in ("upstream", last)
     plan = ([f"lab:{cp.number:02d}" for cp in plain] + ["ftracetest", conformance.PLAN_ITEM]

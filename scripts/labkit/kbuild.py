@@ -23,10 +23,6 @@ class BuildError(HarnessError):
     pass
 
 
-def kernel_name(kernel):
-    return "upstream" if kernel == "upstream" else f"cp{kernel}"
-
-
 def wanted_options(fragment=CONFIG_FRAGMENT):
     """{'CONFIG_X': 'y' or 'n'} from the fragment's set and 'is not set' lines."""
     want = {}
@@ -81,7 +77,7 @@ def relocate_tool_records(tree, old, new):
 class Kernel:
     def __init__(self, build_dir, kernel):
         self.kernel = kernel
-        self.name = kernel_name(kernel)
+        self.name = series.kernel_name(kernel)
         self.build_dir = build_dir
         self.obj = os.path.join(build_dir, "obj", self.name)
         self.bzimage = os.path.join(self.obj, "arch", "x86", "boot", "bzImage")

@@ -30,7 +30,7 @@ class Session:
             branch = self.tree.checkout(kernel)
             ui.debug(f"tree at {branch}")
             if kernel != "upstream":
-                prev = "upstream" if kernel == 0 else f"cp{kernel - 1}"
+                prev = series.kernel_name("upstream" if kernel == 0 else kernel - 1)
                 k.seed(os.path.join(self.build_dir, "obj", prev))
             k.build(self.tree.path)
         return k
@@ -80,10 +80,6 @@ def default_timeout(plan):
     return 120 + 30 * max(0, labs - 1) + sum(item_time(p) for p in plan)
 
 
-def kernel_tag(kernel):
-    return "upstream" if kernel == "upstream" else f"cp{kernel}"
-
-
 def grade_boot(run, tally, label):
     """The boot itself: it must end cleanly, or nothing else can be trusted."""
     if run.ok:
@@ -95,11 +91,11 @@ def grade_boot(run, tally, label):
 
 def grade_lab(report, cp, kernel, tally):
     """Grade lab cp's checks as run on 'kernel'."""
-    tag = kernel_tag(kernel)
+    tag = series.kernel_name(kernel)
     key = f"{cp.number:02d}"
     lab = report.labs.get(key)
     prefix = f"lab {key} [{tag}]"
-    absent_expected = kernel != "upstream" and kernel < cp.number
+    absent_expected = not series.has_checkpoint(kernel, cp.number)
     if lab is None or not lab.finished:
         return tally.record(False, f"{prefix}: the lab did not run to its end")
     if lab.unsupported:
@@ -121,7 +117,7 @@ def grade_lab(report, cp, kernel, tally):
 
 def grade_ftracetest(report, kernel, tally, log):
     matrix = ftmatrix.load()
-    tag = kernel_tag(kernel)
+    tag = series.kernel_name(kernel)
     for test in matrix.tests():
         row = matrix.row(test)
         want = row.expected(kernel)

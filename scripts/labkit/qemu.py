@@ -10,7 +10,7 @@ import subprocess
 import threading
 import time
 
-from . import protocol, ui
+from . import protocol, series, ui
 
 QEMU = "qemu-system-x86_64"
 
@@ -48,7 +48,7 @@ def append(plan, kernel=None):
     the guest's labs read to skip what upstream does differently."""
     line = f"{BASE_APPEND} ftlab={','.join(plan)}"
     if kernel is not None:
-        line += " ftlab.kernel=" + ("upstream" if kernel == "upstream" else f"cp{kernel}")
+        line += " ftlab.kernel=" + series.kernel_name(kernel)
     return line
 
 

@@ -36,6 +36,19 @@ def header_field(path, field):
     return ""
 
 
+def kernel_name(kernel):
+    """The name of a kernel ("upstream" or a checkpoint number) wherever the
+    harness shows or files it: "upstream" or "cpN" (verdicts, object
+    folders, logs, the guest's ftlab.kernel=)."""
+    return "upstream" if kernel == "upstream" else f"cp{kernel}"
+
+
+def has_checkpoint(kernel, number):
+    """Does 'kernel' have checkpoint 'number's features? Checkpoint N has
+    those of checkpoints 0 to N; upstream 6.1 has them all."""
+    return kernel == "upstream" or kernel >= number
+
+
 class Checkpoint:
     def __init__(self, number, slug):
         self.number = number
