@@ -33,14 +33,16 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from labkit import (deps, docs, gdbrun, kbuild, labrun, qemu, rebase,  # noqa: E402
-                    series, source, tree, ui)
+                    series, ui)
+from labkit.errors import HarnessError  # noqa: E402
 
 NUMBERED = ("lab", "gdb", "shell", "kernel")
 COMMANDS = NUMBERED + ("list", "docs", "check", "clean", "deps", "rebase")
 
 
-class UsageError(Exception):
-    pass
+class UsageError(HarnessError):
+    """A command line the harness cannot run (exit code 2, as argparse's)."""
+    exit_code = 2
 
 
 def available():
@@ -154,12 +156,8 @@ def cmd_numbered(args, session):
     return 0
 
 
-def main(argv):
-    try:
-        args = parse_args(argv)
-    except UsageError as e:
-        ui.error(str(e))
-        return 2
+def dispatch(argv):
+    args = parse_args(argv)
     ui.set_verbose(args.verbose)
     os.environ["FTLAB_BUILD_DIR"] = args.build_dir
     if args.command == "list":
@@ -171,16 +169,24 @@ def main(argv):
     if args.command == "deps":
         return 0 if deps.ensure() else 1
     session = labrun.Session(args.build_dir, args.timeout)
+    if args.command == "check":
+        from labkit import check
+        return check.run(session)
+    if args.command == "rebase":
+        return rebase.rebase(session, args.base)
+    return cmd_numbered(args, session)
+
+
+def main(argv):
+    """Run one command. The harness's own errors (labkit.errors) end it
+    with their message and exit code; anything else is a harness bug and
+    stays a traceback."""
     try:
-        if args.command == "check":
-            from labkit import check
-            return check.run(session)
-        if args.command == "rebase":
-            return rebase.rebase(session, args.base)
-        return cmd_numbered(args, session)
-    except (tree.TreeError, kbuild.BuildError, source.SourceError, rebase.RebaseError) as e:
-        ui.error(str(e))
-        return 1
+        return dispatch(argv)
+    except HarnessError as e:
+        if str(e):
+            ui.error(str(e))
+        return e.exit_code
 
 
 if __name__ == "__main__":

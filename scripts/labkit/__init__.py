@@ -12,4 +12,5 @@ Modules, in the order a lab run uses them:
   ftmatrix  what ftracetest must report at each checkpoint
   gdbrun    gdb, interactive and unattended
   ui        progress lines and verdicts
+  errors    the harness's own errors (HarnessError)
 """

@@ -27,6 +27,7 @@ import subprocess
 import unittest
 
 from . import conformance, docs, gdbrun, grade, labrun, qemu, rebase, series, source, ui
+from .errors import HarnessError
 
 
 def self_tests(tally):
@@ -60,16 +61,15 @@ def accepted_exceptions(patch_text):
     return set(re.findall(r"^Checkpatch-exception: ([A-Z_]+)", notes, re.M))
 
 
-def checkpatch_problems(output, accepted):
-    """The lines of checkpatch --terse --show-types output that count."""
-    problems = []
-    for line in output.splitlines():
-        m = re.search(r": (ERROR|WARNING|CHECK):([A-Z_]+):", line)
-        if m and m.group(2) in accepted:
-            continue
-        if line.strip():
-            problems.append(line)
-    return problems
+def checkpatch_command(script, patch, accepted):
+    """checkpatch.pl --strict on one patch, one line per message, with the
+    types the patch explains (accepted_exceptions) left to checkpatch's own
+    --ignore. --terse also keeps it from printing its "NOTE: Ignored
+    message types" footer, so any line it prints is a problem."""
+    cmd = ["perl", script, "--strict", "--terse", "--no-summary", "--show-types"]
+    if accepted:
+        cmd += ["--ignore", ",".join(sorted(accepted))]
+    return cmd + [patch]
 
 
 def checkpatch(session, tally):
@@ -77,12 +77,11 @@ def checkpatch(session, tally):
     patches = [p for cp in series.checkpoints() for p in cp.patches()]
     ui.step(f"checkpatch.pl --strict on {len(patches)} patch(es)")
     for patch in patches:
-        r = subprocess.run(["perl", script, "--strict", "--terse", "--no-summary",
-                            "--show-types", patch],
-                           cwd=session.tree.path, capture_output=True, text=True)
         with open(patch, encoding="utf-8", errors="replace") as f:
             accepted = accepted_exceptions(f.read())
-        problems = checkpatch_problems(r.stdout, accepted)
+        r = subprocess.run(checkpatch_command(script, patch, accepted),
+                           cwd=session.tree.path, capture_output=True, text=True)
+        problems = [line for line in r.stdout.splitlines() if line.strip()]
         note = f"(explained exception: {', '.join(sorted(accepted))})" if accepted else ""
         tally.record(not problems, "checkpatch " + os.path.relpath(patch, series.ROOT), note)
         ui.block(problems[:10])
@@ -125,17 +124,17 @@ def kernel_pass(session, kernel, tally, reference):
     'reference'; a checkpoint's run is compared with it."""
     try:
         k = session.kernel(kernel)
-    except Exception as e:      # a build failure fails this kernel, not the run
-        tally.record(False, f"build {labrun.kernel_tag(kernel)}")
+    except HarnessError as e:   # a patch or build failure fails this kernel, not the run
+        tally.record(False, f"build {series.kernel_name(kernel)}")
         ui.block(str(e).splitlines())
         return None, None
     tally.record(True, f"build {k.label}")
     cps = series.checkpoints()
     last = cps[-1].number if cps else None
-    if kernel == "upstream":
-        labs = [cp for cp in cps if cp.has_lab]
-    else:
-        labs = [cp for cp in cps if cp.has_lab and cp.number <= kernel + 1]
+    # every lab up to the kernel's checkpoint, and the next one (whose
+    # feature checks must fail here): the labs whose previous checkpoint
+    # the kernel has
+    labs = [cp for cp in cps if cp.has_lab and series.has_checkpoint(kernel, cp.number - 1)]
     plain = [cp for cp in labs if not cp.needs_gdb]
     whole_suite = kernel in ("upstream", last)
     plan = ([f"lab:{cp.number:02d}" for cp in plain] + ["ftracetest", conformance.PLAN_ITEM]
@@ -228,7 +227,7 @@ def gdb_checks(session, tally):
         k = session.kernel(cp.number)
         ui.step(f"gdb script of lab {cp.number:02d}, unattended, on {k.label}")
         ok, evidence, _run = gdbrun.unattended(k, session.initrd(), cp, labrun.free_port(),
-                                               session.logs)
+                                               session.logs, session.timeout_for)
         tally.record(ok, f"gdb lab {cp.number:02d} [{k.name}]")
         ui.block(evidence)
 
@@ -237,7 +236,8 @@ def gdb_helpers_selftest(session, tally):
     """Every ft- helper on upstream 6.1, where all it reads exists."""
     k = session.kernel("upstream")
     ui.step("gdb helpers on upstream 6.1: probes, event flags, triggers, clock, breakpoints")
-    ok, evidence = gdbrun.selftest(k, session.initrd(), labrun.free_port(), session.logs)
+    ok, evidence = gdbrun.selftest(k, session.initrd(), labrun.free_port(), session.logs,
+                                   session.timeout_for)
     tally.record(ok, "gdb helpers [upstream] print probes, flags, triggers, clock as expected")
     ui.block(evidence)
 

@@ -4,34 +4,30 @@ import os
 import subprocess
 
 from . import ui
+from .errors import HarnessError
 
-TARBALL = "/usr/src/linux-source-6.1.tar.xz"
+PACKAGES = ("linux-source-6.1", "gcc", "make", "bc", "bison", "flex", "libelf-dev",
+            "libssl-dev", "cpio", "xz-utils", "qemu-system-x86", "busybox-static", "gdb",
+            "asciidoctor", "ccache", "python3", "perl", "git")
 
-# package -> a file that shows it is installed
-PACKAGES = {
-    "linux-source-6.1": TARBALL,
-    "gcc": "/usr/bin/gcc",
-    "make": "/usr/bin/make",
-    "bc": "/usr/bin/bc",
-    "bison": "/usr/bin/bison",
-    "flex": "/usr/bin/flex",
-    "libelf-dev": "/usr/include/libelf.h",
-    "libssl-dev": "/usr/include/openssl/ssl.h",
-    "cpio": "/usr/bin/cpio",
-    "xz-utils": "/usr/bin/xz",
-    "qemu-system-x86": "/usr/bin/qemu-system-x86_64",
-    "busybox-static": "/bin/busybox",
-    "gdb": "/usr/bin/gdb",
-    "asciidoctor": "/usr/bin/asciidoctor",
-    "ccache": "/usr/bin/ccache",
-    "python3": "/usr/bin/python3",
-    "perl": "/usr/bin/perl",
-    "git": "/usr/bin/git",
-}
+
+class MissingPackages(HarnessError):
+    """Packages are missing; ensure() has said which and how to install them."""
+    exit_code = 2
+
+
+def installed(pkg):
+    """What dpkg says, not whether some file exists: its status ends in
+    "installed" ("install ok installed", "hold ok installed"); a removed
+    package whose configuration stays reads "deinstall ok config-files",
+    and an unknown one makes dpkg-query fail."""
+    r = subprocess.run(["dpkg-query", "-W", "-f=${Status}", pkg],
+                       capture_output=True, text=True)
+    return r.returncode == 0 and r.stdout.split()[-1:] == ["installed"]
 
 
 def missing():
-    return [pkg for pkg, path in PACKAGES.items() if not os.path.exists(path)]
+    return [pkg for pkg in PACKAGES if not installed(pkg)]
 
 
 def apt_command(pkgs):
@@ -50,13 +46,19 @@ def install(pkgs):
     return True
 
 
-def ensure(auto=True):
+def ensure():
     """Install what is missing when we are root; otherwise say the command."""
     need = missing()
     if not need:
         return True
-    if auto and os.geteuid() == 0:
+    if os.geteuid() == 0:
         return install(need) and not missing()
     ui.error("missing Debian packages: " + " ".join(need))
     ui.info("install them with:  sudo " + apt_command(need))
     return False
+
+
+def require():
+    """ensure(), or MissingPackages when they are still missing."""
+    if not ensure():
+        raise MissingPackages()

@@ -24,12 +24,20 @@ import signal
 import subprocess
 import time
 
-from . import qemu, series, ui
+from . import protocol, qemu, series, ui
 
 HELPERS = [os.path.join(series.ROOT, "gdb-scripts", name)
            for name in ("ftrace_labs.py", "lab_requests.py")]
 _ADDR = re.compile(r"0x[0-9a-f]{8,16}")
 _END = re.compile(r"Breakpoint \d+, .*ksys_sync")
+
+
+SELFTEST_PLAN = "gdb-selftest"
+
+
+def lab_plan(cp):
+    """The plan item that runs lab cp under gdb (initramfs/init)."""
+    return f"gdb:{cp.number:02d}"
 
 
 def lab_gdb_script(cp):
@@ -66,7 +74,7 @@ def gdb_command(kernel, cp, port, batch=False, script=None):
 
 
 def start_guest(kernel, initrd, cp, port, log, plan=None):
-    append = qemu.append([plan or f"gdb:{cp.number:02d}"], kernel.kernel)
+    append = qemu.append([plan or lab_plan(cp)], kernel.kernel)
     cmd = qemu.command(kernel.bzimage, initrd, append, gdb_port=port, paused=True)
     cmd = [c if c != "stdio" else f"file:{log}" for c in cmd]
     os.makedirs(os.path.dirname(log), exist_ok=True)
@@ -120,20 +128,22 @@ def load_expected(cp):
 
 class BatchRun:
     """What an unattended gdb run left: gdb's output (addresses normalised),
-    the guest's console, and whether the run broke (crash or time-out)."""
+    the guest's console, and whether the run broke (crash, time-out, a
+    report in the kernel log, or an error the guest reported)."""
 
     def __init__(self, gdb_lines, console, timed_out, timeout, log, gdb_log):
         self.gdb_lines = gdb_lines
         self.console = console
         self.crash = qemu.crash_excerpt(console)
         self.reports = qemu.kernel_log_reports(console)
+        self.errors = protocol.parse(console).errors
         self.timed_out = timed_out
         self.timeout = timeout
         self.log, self.gdb_log = log, gdb_log
 
     @property
     def broken(self):
-        return self.timed_out or bool(self.crash) or bool(self.reports)
+        return self.timed_out or bool(self.crash) or bool(self.reports) or bool(self.errors)
 
     def problems(self):
         found = []
@@ -145,15 +155,22 @@ class BatchRun:
         if self.reports:
             found.append("the guest's kernel log has a problem report:")
             found += ["    " + l for l in self.reports[:25]]
+        if self.errors:
+            found.append("the guest reported an error:")
+            found += ["    " + l for l in self.errors]
         return found
 
     def where(self):
         return f"gdb log: {os.path.relpath(self.gdb_log)}; console: {os.path.relpath(self.log)}"
 
 
-def batch_run(kernel, initrd, cp, port, logdir, tag, script=None, plan=None, timeout=240):
+def batch_run(kernel, initrd, cp, port, logdir, tag, timeout_for, script=None, plan=None):
     """Boot kernel paused, run gdb in batch mode against it (the lab's gdb
-    script, or 'script'), then stop the guest. Logs are named after tag."""
+    script, or 'script'), then stop the guest. Logs are named after tag.
+    timeout_for(plan) gives the time limit, as for every guest run
+    (labrun.Session.timeout_for: the user's TIMEOUT, else the default)."""
+    plan = plan or lab_plan(cp)
+    timeout = timeout_for([plan])
     log = os.path.join(logdir, f"gdb-{tag}.console.log")
     gdb_log = os.path.join(logdir, f"gdb-{tag}.gdb.log")
     guest = start_guest(kernel, initrd, cp, port, log, plan=plan)
@@ -178,13 +195,13 @@ def batch_run(kernel, initrd, cp, port, logdir, tag, script=None, plan=None, tim
     return BatchRun(gdb_lines, console, timed_out, timeout, log, gdb_log)
 
 
-def unattended(kernel, initrd, cp, port, logdir, timeout=240):
+def unattended(kernel, initrd, cp, port, logdir, timeout_for):
     """Run the lab's gdb script in batch mode. Returns (ok, evidence, run):
     ok when the lines of the lab's gdb.expected came, in order, the guest
     reached the lab's end and nothing broke. run.console is what the guest
     printed (a "# flags: gdb" lab is graded from it)."""
     run = batch_run(kernel, initrd, cp, port, logdir, f"{kernel.name}-lab{cp.number:02d}",
-                    timeout=timeout)
+                    timeout_for)
     evidence = run.problems()
     missing = missing_in_order(load_expected(cp), run.gdb_lines)
     if missing:
@@ -213,15 +230,14 @@ def selftest_sections(lines):
     return sections
 
 
-def selftest(kernel, initrd, port, logdir, timeout=240):
+def selftest(kernel, initrd, port, logdir, timeout_for):
     """Every helper on a guest where each structure it reads exists:
     gdb-scripts/selftest/guest.sh sets up probes, triggers, a clock; then
     selftest.gdb runs the helpers and their output is compared, command by
     command, with gdb-scripts/selftest/expected (addresses normalised).
     Returns (ok, evidence)."""
-    run = batch_run(kernel, initrd, None, port, logdir, f"selftest-{kernel.name}",
-                    script=os.path.join(SELFTEST, "selftest.gdb"), plan="gdb-selftest",
-                    timeout=timeout)
+    run = batch_run(kernel, initrd, None, port, logdir, f"selftest-{kernel.name}", timeout_for,
+                    script=os.path.join(SELFTEST, "selftest.gdb"), plan=SELFTEST_PLAN)
     got = selftest_sections(run.gdb_lines)
     with open(os.path.join(SELFTEST, "expected"), encoding="utf-8") as f:
         want = selftest_sections([l.rstrip("\n") for l in f if not l.startswith("#")])

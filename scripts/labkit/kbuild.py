@@ -14,16 +14,13 @@ import subprocess
 import threading
 
 from . import series, ui
+from .errors import HarnessError
 
 CONFIG_FRAGMENT = os.path.join(series.ROOT, "scripts", "lab.config")
 
 
-class BuildError(Exception):
+class BuildError(HarnessError):
     pass
-
-
-def kernel_name(kernel):
-    return "upstream" if kernel == "upstream" else f"cp{kernel}"
 
 
 def wanted_options(fragment=CONFIG_FRAGMENT):
@@ -80,7 +77,7 @@ def relocate_tool_records(tree, old, new):
 class Kernel:
     def __init__(self, build_dir, kernel):
         self.kernel = kernel
-        self.name = kernel_name(kernel)
+        self.name = series.kernel_name(kernel)
         self.build_dir = build_dir
         self.obj = os.path.join(build_dir, "obj", self.name)
         self.bzimage = os.path.join(self.obj, "arch", "x86", "boot", "bzImage")
@@ -95,7 +92,7 @@ class Kernel:
     def built(self):
         return os.path.exists(self.bzimage) and os.path.exists(self.stamp)
 
-    def _make(self, src, *targets, log=None, jobs=None):
+    def _make(self, src, *targets, log=None):
         env = dict(os.environ)
         # ccache keeps its cache where it does by default (per user, in
         # ~/.cache/ccache), so that every clone of the labs shares it. Paths
@@ -109,7 +106,7 @@ class Kernel:
         env.setdefault("KBUILD_BUILD_HOST", "ftrace-labs")
         cc = "ccache gcc" if shutil.which("ccache") else "gcc"
         cmd = ["make", "-C", src, f"O={self.obj}", "ARCH=x86_64", f"CC={cc}",
-               f"-j{jobs or (os.cpu_count() or 2) + 1}"] + list(targets)
+               f"-j{(os.cpu_count() or 2) + 1}"] + list(targets)
         out = open(log, "a") if log else subprocess.DEVNULL
         try:
             return subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env)
@@ -135,7 +132,10 @@ class Kernel:
             return
         ui.step(f"starting {self.name}'s object folder from {os.path.basename(previous_obj)}'s")
         os.makedirs(os.path.dirname(self.obj), exist_ok=True)
-        subprocess.run(["cp", "-a", "--reflink=auto", previous_obj, self.obj], check=True)
+        r = subprocess.run(["cp", "-a", "--reflink=auto", previous_obj, self.obj],
+                           capture_output=True, text=True)
+        if r.returncode != 0:
+            raise BuildError(f"copying {previous_obj} to {self.obj} failed: {r.stderr.strip()}")
         relocate_tool_records(self.obj, previous_obj, self.obj)
         for stale in (self.stamp, os.path.join(self.obj, ".ftlab-config")):
             if os.path.exists(stale):

@@ -33,7 +33,7 @@ class GuestReport:
     def __init__(self):
         self.labs = {}
         self.ftracetest = {}        # test -> (lines, rc)
-        self.errors = []
+        self.errors = []            # "@@ftlab error TEXT": each fails the run
         self.done = False
 
 

@@ -1,6 +1,7 @@
 """Boot a guest in QEMU (TCG, never KVM), watch its console and decide how
-the run ended: finished, timed out, crashed (panic, oops, BUG, WARN), or
-QEMU gave up."""
+the run ended: finished, timed out, crashed (panic, oops, BUG, WARN),
+finished with a problem report in its kernel log or an error of its own
+("@@ftlab error"), or QEMU gave up."""
 
 import os
 import queue
@@ -9,7 +10,7 @@ import subprocess
 import threading
 import time
 
-from . import ui
+from . import protocol, series, ui
 
 QEMU = "qemu-system-x86_64"
 
@@ -47,7 +48,7 @@ def append(plan, kernel=None):
     the guest's labs read to skip what upstream does differently."""
     line = f"{BASE_APPEND} ftlab={','.join(plan)}"
     if kernel is not None:
-        line += " ftlab.kernel=" + ("upstream" if kernel == "upstream" else f"cp{kernel}")
+        line += " ftlab.kernel=" + series.kernel_name(kernel)
     return line
 
 
@@ -93,6 +94,20 @@ def crash_excerpt(lines, context=30):
     return excerpt
 
 
+def finished_status(lines):
+    """(status, problem) of a guest that printed "@@ftlab done": a problem
+    report in its kernel log comes first, then the errors the guest itself
+    reported (an unknown plan item, a lab missing from the initramfs):
+    either fails the run, whatever the rest of it printed."""
+    reports = kernel_log_reports(lines)
+    if reports:
+        return "kernel-report", reports
+    errors = protocol.parse(lines).errors
+    if errors:
+        return "guest-error", errors
+    return "done", []
+
+
 def command(bzimage, initrd, append, gdb_port=None, paused=False, interactive=False):
     cmd = [QEMU, "-accel", "tcg,thread=single", "-m", "512", "-smp", "1",
            "-no-reboot", "-kernel", bzimage, "-initrd", initrd, "-append", append]
@@ -111,7 +126,8 @@ class Run:
     """The outcome of one boot."""
 
     def __init__(self, status, lines, log, seconds, problem=None):
-        self.status = status      # "done", "timeout", "crash", "exited"
+        # "done", "timeout", "crash", "kernel-report", "guest-error", "exited"
+        self.status = status
         self.lines = lines
         self.log = log
         self.seconds = seconds
@@ -135,6 +151,9 @@ class Run:
             return (["the guest finished, but its kernel log has a problem report"
                      " (WARN, BUG, lockdep, RCU, KASAN, kmemleak):"]
                     + ["    " + l for l in self.problem[:40]] + [f"full log: {rel}"])
+        if self.status == "guest-error":
+            return (["the guest reported an error:"]
+                    + ["    " + l for l in self.problem] + [f"full log: {rel}"])
         if self.status == "exited":
             return (["QEMU stopped before the guest finished; last lines:"]
                     + ["    " + l for l in tail] + [f"full log: {rel}"])
@@ -192,7 +211,5 @@ def run(cmd, log, timeout):
     if status == "crash":
         problem = crash_excerpt(lines) or problem
     elif status == "done":
-        problem = kernel_log_reports(lines)
-        if problem:
-            status = "kernel-report"
+        status, problem = finished_status(lines)
     return Run(status, lines, log, time.monotonic() - start, problem)

@@ -25,12 +25,13 @@ import shutil
 import subprocess
 
 from . import grade, series, source, tree, ui
+from .errors import HarnessError
 
 _DIFF_FILE = re.compile(r"^diff --git a/(\S+) b/(\S+)$", re.M)
 _DIFFSTAT = re.compile(r"^ \S.* \| +(\d+|Bin)|^ \d+ files? changed")
 
 
-class RebaseError(Exception):
+class RebaseError(HarnessError):
     pass
 
 

@@ -9,12 +9,18 @@ import hashlib
 import os
 import re
 
+from .errors import HarnessError
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PATCHES = os.path.join(ROOT, "patches")
 LABS = os.path.join(ROOT, "labs")
 BASE_FILE = os.path.join(PATCHES, "BASE")
 
 _DIR_RE = re.compile(r"^(\d\d)-([a-z0-9-]+)$")
+
+
+class SeriesError(HarnessError):
+    """patches/ is not a series the harness can use."""
 
 
 def header_field(path, field):
@@ -28,6 +34,19 @@ def header_field(path, field):
     except FileNotFoundError:
         pass
     return ""
+
+
+def kernel_name(kernel):
+    """The name of a kernel ("upstream" or a checkpoint number) wherever the
+    harness shows or files it: "upstream" or "cpN" (verdicts, object
+    folders, logs, the guest's ftlab.kernel=)."""
+    return "upstream" if kernel == "upstream" else f"cp{kernel}"
+
+
+def has_checkpoint(kernel, number):
+    """Does 'kernel' have checkpoint 'number's features? Checkpoint N has
+    those of checkpoints 0 to N; upstream 6.1 has them all."""
+    return kernel == "upstream" or kernel >= number
 
 
 class Checkpoint:
@@ -77,7 +96,7 @@ def checkpoints():
     found.sort(key=lambda c: c.number)
     for i, cp in enumerate(found):
         if cp.number != i:
-            raise SystemExit(f"patches/: checkpoint {i} is missing before {cp.name}")
+            raise SeriesError(f"patches/: checkpoint {i} is missing before {cp.name}")
     return found
 
 
@@ -109,4 +128,4 @@ def base_version():
             line = line.strip()
             if line and not line.startswith("#"):
                 return line
-    raise SystemExit("patches/BASE names no version")
+    raise SeriesError("patches/BASE names no version")

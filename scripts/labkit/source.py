@@ -19,12 +19,13 @@ import re
 import subprocess
 
 from . import series, ui
+from .errors import HarnessError
 
 PACKAGE = "linux-source-6.1"
 INSTALLED_TARBALL = "/usr/src/linux-source-6.1.tar.xz"
 
 
-class SourceError(Exception):
+class SourceError(HarnessError):
     pass
 
 

@@ -16,9 +16,10 @@ import shutil
 import subprocess
 
 from . import series, source, ui
+from .errors import HarnessError
 
 
-class TreeError(Exception):
+class TreeError(HarnessError):
     pass
 
 

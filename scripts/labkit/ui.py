@@ -14,10 +14,6 @@ def set_verbose(flag):
     _VERBOSE = flag
 
 
-def verbose():
-    return _VERBOSE
-
-
 def _paint(code, text):
     return f"\033[{code}m{text}\033[0m" if _COLOR else text
 
@@ -80,11 +76,6 @@ class Tally:
             self.failed += 1
             self.failures.append(title)
         return ok
-
-    def add(self, other):
-        self.passed += other.passed
-        self.failed += other.failed
-        self.failures += other.failures
 
     def close(self):
         if self.failures:

@@ -1,10 +1,13 @@
+import io
 import os
 import subprocess
+import tempfile
 import unittest
+from contextlib import redirect_stderr
 from unittest import mock
 
 import ftlab
-from labkit import series
+from labkit import deps, series, ui
 
 ROOT = series.ROOT
 
@@ -62,3 +65,35 @@ class MakeForms(unittest.TestCase):
 
     def test_distclean_is_clean_all(self):
         self.assertIn("clean --all", self.dry("distclean"))
+
+
+class HarnessErrors(unittest.TestCase):
+    """Library code raises labkit.errors.HarnessError; only ftlab.main
+    turns it into a message and an exit code."""
+
+    def main(self, *argv):
+        """ftlab.main, leaving the environment and ui's verbosity as they
+        were (make check runs these tests in its own process)."""
+        err = io.StringIO()
+        with redirect_stderr(err), mock.patch.dict(os.environ), \
+                mock.patch.object(ui, "set_verbose"):
+            rc = ftlab.main(list(argv))
+        return rc, err.getvalue()
+
+    def test_a_broken_series_is_a_message_and_exit_code_1(self):
+        broken = series.SeriesError("patches/: checkpoint 1 is missing before 02-x")
+        with mock.patch.object(series, "checkpoints", side_effect=broken):
+            rc, err = self.main("list")
+        self.assertEqual(rc, 1)
+        self.assertIn("patches/: checkpoint 1 is missing before 02-x", err)
+
+    def test_missing_packages_exit_code_2_after_saying_what_to_install(self):
+        with mock.patch.object(deps, "ensure", return_value=False):
+            rc, err = self.main("lab", "0", "--build-dir", tempfile.mkdtemp())
+        self.assertEqual(rc, 2)
+        self.assertEqual(err, "")       # ensure() said it; nothing more
+
+    def test_usage_errors_exit_code_2(self):
+        rc, err = self.main("lab", "x")
+        self.assertEqual(rc, 2)
+        self.assertIn("'x' is not a checkpoint number", err)

@@ -9,12 +9,19 @@ import subprocess
 import tempfile
 import unittest
 from contextlib import redirect_stdout
+from unittest import mock
 
 from labkit import conformance as conf
 from labkit import series, ui
 
 RUN_SH = os.path.join(conf.CONF_DIR, "run.sh")
 LIB = os.path.join(series.ROOT, "initramfs", "lib.sh")
+
+
+def plain_verdicts():
+    """No colour codes around PASS/FAIL: ui decides on colour once, from
+    the real stdout, which is a terminal when make check runs in one."""
+    return mock.patch.object(ui, "_COLOR", False)
 
 
 def guest(lines_by_case, summary=None):
@@ -213,7 +220,7 @@ class Record(unittest.TestCase):
         self.assertFalse(v.ok)
         self.assertEqual(v.identical, 2)
         tally = ui.Tally()
-        with redirect_stdout(io.StringIO()) as out:
+        with redirect_stdout(io.StringIO()) as out, plain_verdicts():
             conf.report(v, tally)
         text = out.getvalue()
         self.assertIn("FAIL conformance [cp1] b", text)
@@ -272,7 +279,7 @@ class FtracetestAll(unittest.TestCase):
 
     def test_grade_summary(self):
         tally = ui.Tally()
-        with redirect_stdout(io.StringIO()) as out:
+        with redirect_stdout(io.StringIO()) as out, plain_verdicts():
             conf.grade_ftall({"a.tc": "PASS", "b.tc": "PASS"}, {"a.tc": "PASS", "b.tc": "FAIL"},
                              {}, 5, tally)
         self.assertIn("FAIL ftracetest-all [cp5] b.tc", out.getvalue())

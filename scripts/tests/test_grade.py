@@ -104,12 +104,13 @@ class CheckpatchExceptions(unittest.TestCase):
         from labkit import check
         self.assertEqual(check.accepted_exceptions(self.PATCH), {"FILE_PATH_CHANGES"})
 
-    def test_only_the_explained_type_is_forgiven(self):
+    def test_only_the_explained_types_are_ignored_by_checkpatch(self):
         from labkit import check
-        out = ("p.patch:871: WARNING:FILE_PATH_CHANGES: added, moved or deleted file(s)\n"
-               "p.patch:900: CHECK:BRACES: braces {} should be used\n")
-        self.assertEqual(check.checkpatch_problems(out, {"FILE_PATH_CHANGES"}),
-                         ["p.patch:900: CHECK:BRACES: braces {} should be used"])
+        cmd = check.checkpatch_command("cp.pl", "p.patch", {"FILE_PATH_CHANGES", "BRACES"})
+        self.assertEqual(cmd[cmd.index("--ignore") + 1], "BRACES,FILE_PATH_CHANGES")
+        self.assertEqual(cmd[-1], "p.patch")
+        self.assertIn("--terse", cmd)       # no "NOTE: Ignored message types" footer
+        self.assertNotIn("--ignore", check.checkpatch_command("cp.pl", "p.patch", set()))
 
 
 class GdbOutput(unittest.TestCase):

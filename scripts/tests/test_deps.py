@@ -1,0 +1,31 @@
+"""Package checks ask dpkg (dpkg-query -W), not the file system."""
+
+import subprocess
+import unittest
+from unittest import mock
+
+from labkit import deps
+
+
+def dpkg_says(status, rc=0):
+    return mock.patch.object(deps.subprocess, "run", return_value=subprocess.CompletedProcess(
+        ["dpkg-query"], rc, stdout=status, stderr=""))
+
+
+class Installed(unittest.TestCase):
+    def test_installed_and_held_packages_count(self):
+        for status in ("install ok installed", "hold ok installed"):
+            with dpkg_says(status):
+                self.assertTrue(deps.installed("gdb"), status)
+
+    def test_removed_unknown_and_half_installed_do_not(self):
+        for status, rc in (("deinstall ok config-files", 0), ("", 1),
+                           ("install ok half-installed", 0), ("install ok unpacked", 0)):
+            with dpkg_says(status, rc):
+                self.assertFalse(deps.installed("gdb"), status)
+
+    def test_the_query(self):
+        with dpkg_says("install ok installed") as run:
+            deps.installed("busybox-static")
+        self.assertEqual(run.call_args.args[0],
+                         ["dpkg-query", "-W", "-f=${Status}", "busybox-static"])
