@@ -222,16 +222,22 @@ def describe_ops(ops):
 
 # --- function probes ---------------------------------------------------------
 #
-# Three layouts exist:
-#  "entries"  checkpoints 0 and 1 (our rewrite): tr->func_probes points to a
+# Four layouts exist:
+#  "entries"  checkpoint 0 (our rewrite): tr->func_probes points to a
 #             struct ftrace_func_probes, one ops for the instance and a hash
 #             table of struct ftrace_probe_entry {ip, probe_ops, data}.
+#  "kinds"    checkpoint 1 on (our rewrite): tr->probe_kinds lists struct
+#             ftrace_probe_kind, one per probe command, the newest first,
+#             each with its own ftrace_ops and a hash table of struct
+#             ftrace_probe_entry {ip, data}.
 #  "mapper"   upstream 6.1: tr->func_probes is a list of struct
 #             ftrace_func_probe, one per probe ops, each with its own
 #             ftrace_ops; per-function data in a struct ftrace_func_mapper.
 #  none       a kernel without function probes.
 
 def probe_layout():
+    if struct_type("ftrace_probe_kind") and has_field("trace_array", "probe_kinds"):
+        return "kinds"
     if struct_type("ftrace_probe_entry") and struct_type("ftrace_func_probes"):
         return "entries"
     if struct_type("ftrace_func_probe") and has_field("trace_array", "func_probes"):
@@ -364,6 +370,38 @@ def show_probes_entries(tr):
     print("  " + describe_filter(ops))
 
 
+def table_entries(table):
+    """The struct ftrace_probe_entry of a DECLARE_HASHTABLE of them."""
+    entries = []
+    for i in range(table.type.range()[1] + 1):
+        entries += hlist_entries(table[i], "ftrace_probe_entry", "node")
+    return entries
+
+
+def show_probes_kinds(tr):
+    kinds = list(list_entries(tr["probe_kinds"], "ftrace_probe_kind", "list"))
+    if not kinds:
+        print("  none")
+        return
+    first = None
+    for kind in kinds:
+        probe_ops = kind["probe_ops"]
+        entries = table_entries(kind["entries"])
+        print("probe kind %s (%s), nr_entries %d:" % (
+            sym_name(probe_ops) or "?", probe_command(probe_ops)[0],
+            int(kind["nr_entries"])))
+        lines = [entry_line(int(e["ip"]), probe_ops, e["data"]) for e in entries]
+        for line in sorted(lines):
+            print("  " + line)
+        if first is None and entries:
+            first = entries[0]
+        ops = kind["ops"]
+        print("its own " + describe_ops(ops))
+        print("  " + describe_filter(ops))
+    if first is not None:
+        gdb.set_convenience_variable("ft_probe", first)
+
+
 def show_probes_mapper(tr):
     probes = list(list_entries(tr["func_probes"], "ftrace_func_probe", "list"))
     if not probes:
@@ -384,6 +422,9 @@ def show_probes_mapper(tr):
 def probe_count(tr):
     """How many probes the instance has (0 if the kernel has none)."""
     layout = probe_layout()
+    if layout == "kinds":
+        return sum(int(k["nr_entries"])
+                   for k in list_entries(tr["probe_kinds"], "ftrace_probe_kind", "list"))
     if layout == "entries":
         probes = tr["func_probes"]
         return int(probes["nr_entries"]) if int(probes) else 0
@@ -396,9 +437,11 @@ class FtProbes(gdb.Command):
     """ft-probes [INSTANCE]: the function probes of a trace instance.
 
 Lists each probe as set_ftrace_filter would (function:command:count),
-then the ftrace_ops that makes ftrace call the probes, with its callback
-and its filter hash: the functions ftrace calls it for (an empty hash
-means all functions).  INSTANCE is a name under instances/; the top
+and the ftrace_ops that makes ftrace call it, with its callback and its
+filter hash: the functions ftrace calls it for (an empty hash means all
+functions).  Checkpoint 0 has one ops for all probes of an instance;
+from checkpoint 1 on (and in 6.1) each probe command has its own, and
+they are shown newest first, as set_ftrace_filter lists them.  INSTANCE is a name under instances/; the top
 level instance by default.  Sets $ft_probe to a probe ("print *$ft_probe")."""
 
     def __init__(self):
@@ -413,7 +456,9 @@ level instance by default.  Sets $ft_probe to a probe ("print *$ft_probe")."""
             print("this kernel has no function probes (no struct ftrace_func_probe(s))")
             return
         print("Function probes of %s:" % instance_label(name))
-        if layout == "entries":
+        if layout == "kinds":
+            show_probes_kinds(tr)
+        elif layout == "entries":
             show_probes_entries(tr)
         else:
             show_probes_mapper(tr)

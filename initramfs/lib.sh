@@ -22,6 +22,7 @@
 #   @@ftlab ftracetest-begin TEST | ftracetest-end TEST rc=RC
 
 TRACING=/sys/kernel/tracing
+STACK_TRACER=/proc/sys/kernel/stack_tracer_enabled
 
 ftlab() {
 	echo "@@ftlab $*"
@@ -72,6 +73,13 @@ trace_body() {
 	grep -v '^#' "${1:-trace}"
 }
 
+# probes: the probe lines of set_ftrace_filter, as the kernel lists them:
+# from checkpoint 1 on, as in 6.1, the newest probe command first.
+probes() {
+	echo "-- probes in set_ftrace_filter:"
+	grep ':' set_ftrace_filter || :
+}
+
 # hit_functions: run a few commands that make the kernel schedule, fork and
 # read files, so that probes on common functions fire.
 hit_functions() {
@@ -93,13 +101,17 @@ ask_gdb() {
 
 # --- clean state between checks -------------------------------------------
 
-# removal_of LINE: the "!" command that removes a listed probe or trigger.
-# Listings end in ":unlimited" or ":count=N" (then " if FILTER" for a
-# trigger); a counted entry is removed by naming any count, e.g. ":0".
+# removal_of LINE: the "!" commands that remove a listed probe or trigger,
+# one per line. Listings end in ":unlimited" or ":count=N" (then " if
+# FILTER" for a trigger); a counted entry is removed by naming any count,
+# e.g. ":0". "unlimited" may also be a counted probe whose count is -1
+# ("f:traceoff:" or "f:traceoff:18446744073709551615"), so both forms are
+# tried for it; the one that does not apply fails, harmlessly.
 removal_of() {
 	_entry=${1%% if *}
 	case ${_entry##*:} in
-	unlimited)	echo "!${_entry%:*}" ;;
+	unlimited)	echo "!${_entry%:*}"
+			echo "!${_entry%:*}:0" ;;
 	count=*)	echo "!${_entry%:*}:0" ;;
 	esac
 }
@@ -110,7 +122,10 @@ removal_of() {
 remove_all() {
 	grep -v '^#' "$1" | grep ':' > /tmp/.entries
 	while read -r _line; do
-		removal_of "$_line" >> "$1"
+		removal_of "$_line" > /tmp/.removals
+		while read -r _cmd; do
+			echo "$_cmd" 2>/dev/null >> "$1"
+		done < /tmp/.removals
 	done < /tmp/.entries
 }
 
@@ -142,6 +157,12 @@ reset_tracing() {
 	done
 	reset_instance "$TRACING"
 	echo local > trace_clock 2>/dev/null
+	# The stack tracer has its own ftrace_ops on every function; a test
+	# that fails half way (ftracetest's func_stack_tracer.tc before
+	# checkpoint 7) can leave it on.
+	if [ -w "$STACK_TRACER" ]; then
+		echo 0 > "$STACK_TRACER"
+	fi
 }
 
 # --- running checks --------------------------------------------------------

@@ -59,3 +59,35 @@ two_instances() {
 	traced_functions
 }
 check instances "probes of two instances patch their own functions and act on their own buffer" two_instances
+
+# ops_count FUNCTION: how many ftrace_ops trace FUNCTION, as enabled_functions
+# shows it: "(2)", or "not traced".
+ops_count() {
+	_n=$(grep "^$1 " enabled_functions | cut -d' ' -f2)
+	echo "${_n:-not traced}"
+}
+
+# Each probe command has its own ftrace_ops (patch 0004). ksys_sync gets a
+# traceon probe and a traceoff probe; the traceoff kind is older (made for
+# vfs_fsync first, which then leaves it), so its ops is further down
+# ftrace's list: traceon fires first, traceoff last, and tracing ends up
+# off. With one ops for all probes, ksys_sync's entries ran newest first:
+# traceoff, then traceon.
+probe_kinds() {
+	try_write 'vfs_fsync:traceoff' set_ftrace_filter
+	try_write 'ksys_sync:traceon' set_ftrace_filter
+	try_write 'ksys_sync:traceoff' set_ftrace_filter
+	try_write '!vfs_fsync:traceoff' set_ftrace_filter
+	echo "probes, as listed:"
+	grep : set_ftrace_filter
+	echo "ops tracing ksys_sync: $(ops_count ksys_sync)"
+	sync
+	echo "after sync ran ksys_sync: tracing_on=$(cat tracing_on)"
+	# Removing one kind must leave the other one working.
+	try_write '!ksys_sync:traceoff' set_ftrace_filter
+	echo 0 > tracing_on
+	sync
+	echo "traceoff removed: ops tracing ksys_sync: $(ops_count ksys_sync)," \
+		"after sync: tracing_on=$(cat tracing_on)"
+}
+check kinds "each probe command has its own ops: newest kind listed and fired first" probe_kinds

@@ -27,11 +27,6 @@ switches() {
 	fi
 }
 
-probes() {
-	echo "-- probes in set_ftrace_filter:"
-	grep '_event:' set_ftrace_filter | sort
-}
-
 # The event stays off, its tracepoint armed, until the probed function runs.
 until_hit() {
 	state "before"

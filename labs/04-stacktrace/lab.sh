@@ -12,13 +12,6 @@ stack_lines() {
 	grep '^ => ' "${1:-trace}"
 }
 
-# probes: the probe lines of set_ftrace_filter, sorted. 6.1 lists the
-# probes of the last command added first; the order is not the point here.
-probes() {
-	echo "-- probes in set_ftrace_filter:"
-	grep ':' set_ftrace_filter | sort
-}
-
 # stack_entries [FILE]: how many stack trace entries the buffer holds.
 stack_entries() {
 	grep -c '<stack trace>' "${1:-trace}"

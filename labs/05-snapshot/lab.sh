@@ -25,13 +25,6 @@ snapshot_state() {
 	grep -o 'Snapshot is [a-z]*' "${1:-.}/snapshot"
 }
 
-# probes: the probe lines of set_ftrace_filter, sorted (6.1 lists the
-# probes of the last command added first).
-probes() {
-	echo "-- probes in set_ftrace_filter:"
-	grep ':' set_ftrace_filter | sort
-}
-
 # The buffer is allocated when the probe is added, before it ever fires.
 allocate() {
 	free_snapshot

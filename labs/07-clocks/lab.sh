@@ -146,12 +146,12 @@ check function-trace "options/function-trace decides whether irqsoff traces the 
 # stack_tracer_run FUNCTION: the stack tracer on one function only, from a
 # maximum of 0, for one call of it (sync calls ksys_sync once).
 stack_tracer_run() {
-	echo 0 > /proc/sys/kernel/stack_tracer_enabled
+	echo 0 > "$STACK_TRACER"
 	try_truncate "$1" stack_trace_filter
 	echo 0 > stack_max_size
-	echo 1 > /proc/sys/kernel/stack_tracer_enabled
+	echo 1 > "$STACK_TRACER"
 	sync
-	echo 0 > /proc/sys/kernel/stack_tracer_enabled
+	echo 0 > "$STACK_TRACER"
 }
 
 # stack_functions: the Location column of stack_trace, without offsets:
@@ -207,12 +207,6 @@ dumped() {
 	_at=$(grep -n "^lab07: $1\$" /tmp/kernel.log | tail -n 1 | cut -d: -f1)
 	tail -n +$((_at + 1)) /tmp/kernel.log |
 		sed 's/.*tracing_mark_write: \(.*\)/  marker line: \1/'
-}
-
-# probes: the probe lines of set_ftrace_filter, sorted.
-probes() {
-	echo "-- probes in set_ftrace_filter:"
-	grep ':' set_ftrace_filter | sort
 }
 
 # "dump" takes no count: it always dumps once. The dump empties the buffer

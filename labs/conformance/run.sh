@@ -23,6 +23,9 @@
 #   hit              make the kernel run ksys_sync once, schedule and read
 #   snapshot [DIR]   "allocated" or "freed": the snapshot buffer of DIR
 #   has TEXT FILE    whether FILE contains TEXT (a space in TEXT: {sp})
+#   enabled FUNC     how many ftrace_ops trace FUNC: its "(N)" in
+#                    enabled_functions (the rest of the line, trampoline
+#                    addresses, differs from build to build)
 # In a VALUE: {sp} a space, {tab} a tab, {nl} a newline, {rep:N:TEXT}
 # TEXT N times, and {nonl} at the end: no newline after the value.
 #
@@ -216,6 +219,9 @@ conf_step() {
 		else
 			echo "$_f has '$_text': no"
 		fi ;;
+	enabled)
+		_n=$(grep "^$_arg " enabled_functions | cut -d' ' -f2)
+		echo "enabled_functions $_arg: ${_n:-not there}" ;;
 	*)	echo "bad step in the corpus: $1" ;;
 	esac
 }
@@ -300,6 +306,7 @@ conf_state() {
 	echo "instances: $(ls instances | tr '\n' ' ')"
 	echo "tracing_on: $(cat tracing_on)"
 	echo "current_tracer: $(cat current_tracer)"
+	echo "stack tracer: $(cat "$STACK_TRACER" 2>/dev/null || echo none)"
 	echo "trace_clock: $(cat trace_clock)"
 	conf_show set_ftrace_filter
 	conf_show set_ftrace_notrace

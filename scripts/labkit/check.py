@@ -160,6 +160,13 @@ def kernel_pass(session, kernel, tally, reference):
     for cp in labs:
         if cp.needs_gdb:
             labrun.run_gdb_lab(session, k, cp, kernel, tally)
+    # While this kernel is built and its tree checked out: its own lab's
+    # gdb script, and on upstream the gdb helpers' self-test. (Done after
+    # all kernels, they made every kernel a second time.)
+    if kernel != "upstream":
+        gdb_check(session, k, series.lookup(kernel), tally)
+    else:
+        gdb_helpers_selftest(session, k, tally)
     return k, report
 
 
@@ -218,23 +225,20 @@ def harness_on_real_guests(session, k, report, upstream, tally):
                      "harness: a broken lab expectation fails with a diff")
 
 
-def gdb_checks(session, tally):
-    """Each lab's gdb script on its own checkpoint ("# flags: gdb" labs
+def gdb_check(session, k, cp, tally):
+    """Lab cp's gdb script, unattended, on kernel k ("# flags: gdb" labs
     had theirs checked when they ran)."""
-    for cp in series.checkpoints():
-        if cp.needs_gdb or not os.path.exists(gdbrun.lab_gdb_script(cp)):
-            continue
-        k = session.kernel(cp.number)
-        ui.step(f"gdb script of lab {cp.number:02d}, unattended, on {k.label}")
-        ok, evidence, _run = gdbrun.unattended(k, session.initrd(), cp, labrun.free_port(),
-                                               session.logs, session.timeout_for)
-        tally.record(ok, f"gdb lab {cp.number:02d} [{k.name}]")
-        ui.block(evidence)
+    if cp.needs_gdb or not os.path.exists(gdbrun.lab_gdb_script(cp)):
+        return
+    ui.step(f"gdb script of lab {cp.number:02d}, unattended, on {k.label}")
+    ok, evidence, _run = gdbrun.unattended(k, session.initrd(), cp, labrun.free_port(),
+                                           session.logs, session.timeout_for)
+    tally.record(ok, f"gdb lab {cp.number:02d} [{k.name}]")
+    ui.block(evidence)
 
 
-def gdb_helpers_selftest(session, tally):
-    """Every ft- helper on upstream 6.1, where all it reads exists."""
-    k = session.kernel("upstream")
+def gdb_helpers_selftest(session, k, tally):
+    """Every ft- helper on upstream 6.1 (kernel k), where all it reads exists."""
     ui.step("gdb helpers on upstream 6.1: probes, event flags, triggers, clock, breakpoints")
     ok, evidence = gdbrun.selftest(k, session.initrd(), labrun.free_port(), session.logs,
                                    session.timeout_for)
@@ -260,7 +264,5 @@ def run(session):
             first = (k, report)
     if first:
         harness_on_real_guests(session, first[0], first[1], upstream, tally)
-    gdb_checks(session, tally)
-    gdb_helpers_selftest(session, tally)
     print(f"\nmake check took {timer}")
     return tally.close()

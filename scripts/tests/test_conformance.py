@@ -68,7 +68,7 @@ class Corpus(unittest.TestCase):
         self.assertTrue(any(c.warns for c in cases))
         for c in cases:
             for s in c.steps:
-                self.assertRegex(s.split(" ", 1)[0], r"^(>|>>|cat|mkdir|rmdir|hit|snapshot|has)$",
+                self.assertRegex(s.split(" ", 1)[0], r"^(>|>>|cat|mkdir|rmdir|hit|snapshot|has|enabled)$",
                                  f"{c.id}: {s}")
                 self.assertNotRegex(s, r"\s$", f"{c.id}: trailing space, write {{sp}}")
 
