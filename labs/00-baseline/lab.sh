@@ -6,6 +6,8 @@
 # function probe commands are traceon and traceoff, and the kernel finds a
 # probe by tracing every function and looking the address up. Each check
 # below is one experiment; labs/00-baseline/expected says what it prints.
+# No kernel comes before the baseline, so no run can show these checks
+# failing without their feature: they are guards, which catch regressions.
 
 # A probe is written as FUNCTION:COMMAND[:COUNT] and listed after the
 # filtered functions (here none: "all functions enabled").
@@ -13,7 +15,7 @@ probe_listing() {
 	try_write 'schedule:traceoff' set_ftrace_filter
 	show set_ftrace_filter
 }
-check listing "a traceoff probe is listed as schedule:traceoff:unlimited" probe_listing
+guard listing "a traceoff probe is listed as schedule:traceoff:unlimited" probe_listing
 
 # With a count, the probe acts that many times; it counts down only when it
 # really changes the state of tracing_on.
@@ -26,7 +28,7 @@ traceoff_count() {
 	hit_functions
 	echo "tracing_on once the count is spent: $(cat tracing_on)"
 }
-check count "traceoff:1 turns tracing off once, then count=0 does nothing" traceoff_count
+guard count "traceoff:1 turns tracing off once, then count=0 does nothing" traceoff_count
 
 traceon_count() {
 	echo 0 > tracing_on
@@ -35,7 +37,7 @@ traceon_count() {
 	echo "tracing_on: $(cat tracing_on)"
 	grep traceon set_ftrace_filter
 }
-check counts-changes "traceon:2 counts only real changes: count=1 left after many hits" traceon_count
+guard counts-changes "traceon:2 counts only real changes: count=1 left after many hits" traceon_count
 
 # Plain and counted probes are different probe types: "!f:cmd" removes the
 # plain one; a counted one needs a count ("!f:cmd:0", any number).
@@ -51,7 +53,7 @@ probe_removal() {
 	try_write '!schedule:traceoff:0' set_ftrace_filter
 	show set_ftrace_filter
 }
-check removal "!schedule:traceoff removes the plain probe; the counted one needs :0" probe_removal
+guard removal "!schedule:traceoff removes the plain probe; the counted one needs :0" probe_removal
 
 bad_input() {
 	try_write 'schedule:no_such_command' set_ftrace_filter
@@ -61,7 +63,7 @@ bad_input() {
 	try_write 'schedule:traceoff' set_ftrace_notrace
 	show set_ftrace_filter
 }
-check errors "bad probe commands fail with EINVAL or ENODEV and leave nothing behind" bad_input
+guard errors "bad probe commands fail with EINVAL or ENODEV and leave nothing behind" bad_input
 
 # "!!f:cmd" would remove the probe from every function but f: probes do not
 # support "!" globs, so the write fails with EINVAL and the probe stays.

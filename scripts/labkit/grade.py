@@ -100,11 +100,13 @@ def grade_check(check, expected, kernel, lab_number):
         must_match, note = False, f"changed from checkpoint {check.replaced_at} on, as expected"
     elif not later and check.kind == "check":
         must_match, note = False, "fails before its checkpoint, as it must"
+    elif check.kind == "guard":
+        note = "a guard: it catches regressions, not a missing feature"
     if must_match:
         evidence = [] if ok_match else (
             ([f"exit code {check.rc}"] if check.rc != 0 else [])
             + (diff(want, got) or ["(same output)"]))
-        return Outcome(ok_match, title, evidence)
+        return Outcome(ok_match, title, evidence, note=note)
     if ok_match:
         return Outcome(False, title, ["this check passes on a kernel that should not have its feature:"]
                        + ["    " + l for l in got[:20]])
