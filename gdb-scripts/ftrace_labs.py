@@ -349,15 +349,20 @@ def mapper_line(ip, probe):
     return line + ":" + count_text(value)
 
 
+def table_entries(table):
+    """The struct ftrace_probe_entry of a DECLARE_HASHTABLE of them."""
+    entries = []
+    for i in range(table.type.range()[1] + 1):
+        entries += hlist_entries(table[i], "ftrace_probe_entry", "node")
+    return entries
+
+
 def show_probes_entries(tr):
     probes = tr["func_probes"]
     if int(probes) == 0:
         print("  none (tr->func_probes is NULL: no probe was ever set here)")
         return
-    table = probes["entries"]
-    entries = []
-    for i in range(table.type.range()[1] + 1):
-        entries += hlist_entries(table[i], "ftrace_probe_entry", "node")
+    entries = table_entries(probes["entries"])
     print("  %s in the probe table (nr_entries %d)" % (
         plural(len(entries), "entry"), int(probes["nr_entries"])))
     lines = [entry_line(int(e["ip"]), e["probe_ops"], e["data"]) for e in entries]
@@ -368,14 +373,6 @@ def show_probes_entries(tr):
     ops = probes["ops"]
     print("One ftrace_ops for all of them: " + describe_ops(ops))
     print("  " + describe_filter(ops))
-
-
-def table_entries(table):
-    """The struct ftrace_probe_entry of a DECLARE_HASHTABLE of them."""
-    entries = []
-    for i in range(table.type.range()[1] + 1):
-        entries += hlist_entries(table[i], "ftrace_probe_entry", "node")
-    return entries
 
 
 def show_probes_kinds(tr):

@@ -80,6 +80,14 @@ probes() {
 	grep ':' set_ftrace_filter || :
 }
 
+# ops_count FUNCTION: how many ftrace_ops trace FUNCTION, as enabled_functions
+# shows it: "(2)", or "not traced". (The rest of its line, trampoline
+# addresses, differs from build to build.)
+ops_count() {
+	_n=$(grep "^$1 " enabled_functions | cut -d' ' -f2)
+	echo "${_n:-not traced}"
+}
+
 # hit_functions: run a few commands that make the kernel schedule, fork and
 # read files, so that probes on common functions fire.
 hit_functions() {

@@ -60,13 +60,6 @@ two_instances() {
 }
 check instances "probes of two instances patch their own functions and act on their own buffer" two_instances
 
-# ops_count FUNCTION: how many ftrace_ops trace FUNCTION, as enabled_functions
-# shows it: "(2)", or "not traced".
-ops_count() {
-	_n=$(grep "^$1 " enabled_functions | cut -d' ' -f2)
-	echo "${_n:-not traced}"
-}
-
 # Each probe command has its own ftrace_ops (patch 0004). ksys_sync gets a
 # traceon probe and a traceoff probe; the traceoff kind is older (made for
 # vfs_fsync first, which then leaves it), so its ops is further down

@@ -23,9 +23,7 @@
 #   hit              make the kernel run ksys_sync once, schedule and read
 #   snapshot [DIR]   "allocated" or "freed": the snapshot buffer of DIR
 #   has TEXT FILE    whether FILE contains TEXT (a space in TEXT: {sp})
-#   enabled FUNC     how many ftrace_ops trace FUNC: its "(N)" in
-#                    enabled_functions (the rest of the line, trampoline
-#                    addresses, differs from build to build)
+#   enabled FUNC     how many ftrace_ops trace FUNC (lib.sh's ops_count)
 # In a VALUE: {sp} a space, {tab} a tab, {nl} a newline, {rep:N:TEXT}
 # TEXT N times, and {nonl} at the end: no newline after the value.
 #
@@ -219,9 +217,7 @@ conf_step() {
 		else
 			echo "$_f has '$_text': no"
 		fi ;;
-	enabled)
-		_n=$(grep "^$_arg " enabled_functions | cut -d' ' -f2)
-		echo "enabled_functions $_arg: ${_n:-not there}" ;;
+	enabled)	echo "enabled_functions $_arg: $(ops_count "$_arg")" ;;
 	*)	echo "bad step in the corpus: $1" ;;
 	esac
 }

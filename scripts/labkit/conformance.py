@@ -293,12 +293,17 @@ def parse_expected(text):
     return sections
 
 
-def load_expected(path=EXPECTED):
+def _load(path, parse):
+    """parse(the text of path), or {} when there is no such file."""
     try:
         with open(path, encoding="utf-8") as f:
-            return parse_expected(f.read())
+            return parse(f.read())
     except FileNotFoundError:
         return {}
+
+
+def load_expected(path=EXPECTED):
+    return _load(path, parse_expected)
 
 
 def format_section(tag, ids, why=""):
@@ -466,11 +471,7 @@ def parse_exceptions(text):
 
 
 def load_exceptions(path=FT_EXCEPTIONS):
-    try:
-        with open(path, encoding="utf-8") as f:
-            return parse_exceptions(f.read())
-    except FileNotFoundError:
-        return {}
+    return _load(path, parse_exceptions)
 
 
 def ftall_compare(upstream, got, exceptions, kernel):
