@@ -3,6 +3,7 @@
 #   make lab 1        build checkpoint 1, boot it in QEMU, run its lab, grade it
 #   make gdb 1        boot checkpoint 1 paused and attach gdb with our helpers
 #   make check        everything (the test command CI runs)
+#   make bench        what each mechanism costs, as ratios (build/bench/)
 #   make help         all targets
 #
 # "make lab 3" and "make lab N=3" are the same thing. The work is done by
@@ -14,10 +15,11 @@ FTLAB  := $(PYTHON) scripts/ftlab.py
 # Options passed through to the harness when set on the command line.
 FTLAB_OPTS := $(if $(KERNEL),--kernel $(KERNEL)) $(if $(BUILD),--build-dir $(BUILD)) \
 	$(if $(GDB_PORT),--gdb-port $(GDB_PORT)) $(if $(TIMEOUT),--timeout $(TIMEOUT)) \
-	$(if $(V),--verbose) $(if $(BASE),--base $(BASE))
+	$(if $(V),--verbose) $(if $(BASE),--base $(BASE)) $(if $(FULL),--full) \
+	$(if $(BENCH_KERNELS),--bench-kernels "$(BENCH_KERNELS)")
 
 NUMBERED := lab gdb shell kernel
-TARGETS  := $(NUMBERED) list docs check clean distclean deps rebase help
+TARGETS  := $(NUMBERED) list docs check bench clean distclean deps rebase help
 
 # The checkpoint number: N=3, or the word after the target ("make lab 3").
 ARG_N := $(firstword $(filter-out $(TARGETS),$(MAKECMDGOALS)))
@@ -29,7 +31,7 @@ N ?= $(ARG_N)
 $(NUMBERED):
 	@$(FTLAB) $@ $(N) $(FTLAB_OPTS)
 
-list docs check deps rebase:
+list docs check bench deps rebase:
 	@$(FTLAB) $@ $(FTLAB_OPTS)
 
 clean:
@@ -39,7 +41,7 @@ distclean:
 	@$(FTLAB) clean --all $(FTLAB_OPTS)
 
 help:
-	@sed -n '2,9p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '2,10p' Makefile | sed 's/^# \{0,1\}//'
 	@$(FTLAB) --help | sed -n '/^targets:/,/^positional/p' | sed '$$d'
 
 # Swallow the number in "make lab 3" so make does not look for a target "3".

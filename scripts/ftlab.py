@@ -9,6 +9,9 @@ targets:
   list       checkpoints and labs, with their state
   docs       the HTML and text docs, in build/docs/
   check      everything: harness tests, patches, docs, every kernel and lab
+  bench      what each mechanism costs in the guest, and the lab loop's
+             times on this host, into build/bench/ (FULL=1: also a cold
+             first lab and a whole make check; BENCH_KERNELS="0 1")
   clean      remove what was built, keep the extracted kernel tree
   distclean  remove all of build/
   deps       install the Debian packages the labs need
@@ -37,7 +40,7 @@ from labkit import (deps, docs, gdbrun, kbuild, labrun, qemu, rebase,  # noqa: E
 from labkit.errors import HarnessError  # noqa: E402
 
 NUMBERED = ("lab", "gdb", "shell", "kernel")
-COMMANDS = NUMBERED + ("list", "docs", "check", "clean", "deps", "rebase")
+COMMANDS = NUMBERED + ("list", "docs", "check", "bench", "clean", "deps", "rebase")
 
 
 class UsageError(HarnessError):
@@ -78,6 +81,8 @@ def parse_args(argv):
     p.add_argument("--timeout", type=int)
     p.add_argument("--base")
     p.add_argument("--all", action="store_true", help=argparse.SUPPRESS)
+    p.add_argument("--full", action="store_true")
+    p.add_argument("--bench-kernels")
     p.add_argument("--verbose", action="store_true")
     args = p.parse_intermixed_args(argv)
     if args.command in NUMBERED:
@@ -174,6 +179,13 @@ def dispatch(argv):
         return check.run(session)
     if args.command == "rebase":
         return rebase.rebase(session, args.base)
+    if args.command == "bench":
+        from labkit import bench
+        kernels = bench.KERNELS
+        if args.bench_kernels:
+            kernels = [w if w == "upstream" else parse_checkpoint("bench", w)
+                       for w in args.bench_kernels.split()]
+        return bench.run(session, kernels, full=args.full)
     return cmd_numbered(args, session)
 
 

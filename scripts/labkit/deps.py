@@ -8,7 +8,7 @@ from .errors import HarnessError
 
 PACKAGES = ("linux-source-6.1", "gcc", "make", "bc", "bison", "flex", "libelf-dev",
             "libssl-dev", "cpio", "xz-utils", "qemu-system-x86", "busybox-static", "gdb",
-            "asciidoctor", "ccache", "python3", "perl", "git")
+            "asciidoctor", "ccache", "python3", "perl", "git", "gnuplot-nox")
 
 
 class MissingPackages(HarnessError):

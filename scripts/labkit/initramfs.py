@@ -73,7 +73,7 @@ def ftrace_selftests(tree_path, dest):
     return os.path.join(dest, "ftrace")
 
 
-def build(build_dir, tree_path):
+def build(build_dir, tree_path, extra_files=None):
     out = os.path.join(build_dir, "initramfs.cpio")
     selftests = ftrace_selftests(tree_path, os.path.join(build_dir, "initramfs-src"))
     cpio = Cpio(out)
@@ -93,5 +93,8 @@ def build(build_dir, tree_path):
         cpio.file("lab/gdb-selftest.sh", f.read(), executable=True)
     cpio.tree("lab/ftrace", selftests)
     cpio.file("lab/ftracetest.list", "\n".join(ftmatrix.load().tests()).encode() + b"\n")
+    for guest_path, host_path in sorted((extra_files or {}).items()):
+        with open(host_path, "rb") as f:
+            cpio.file(guest_path, f.read(), executable=os.access(host_path, os.X_OK))
     cpio.close()
     return out

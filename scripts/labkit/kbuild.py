@@ -12,6 +12,7 @@ import re
 import shutil
 import subprocess
 import threading
+import time
 
 from . import series, ui
 from .errors import HarnessError
@@ -166,19 +167,44 @@ class Kernel:
         with open(cfg_stamp, "w") as f:
             f.write(digest)
 
-    def build(self, src):
+    def up_to_date(self, src, commit):
+        """Would make find nothing to do? Yes when the last build succeeded
+        at this very commit and no file of the tree changed since that
+        build started (make goes by the same times). One walk of the tree
+        takes a second or two; kbuild's own walk of its rules, eight."""
+        if not (self.built() and os.path.exists(self.vmlinux)):
+            return False
+        with open(self.stamp) as f:
+            if f.read().strip() != commit:
+                return False
+        newer = subprocess.run(["find", src, "-path", os.path.join(src, ".git"), "-prune",
+                                "-o", "-newer", self.stamp, "-print", "-quit"],
+                               capture_output=True, text=True)
+        return newer.returncode == 0 and not newer.stdout.strip()
+
+    def build(self, src, commit=None):
+        """Build bzImage and the gdb scripts; 'commit' (the tree's HEAD) lets
+        a build that has nothing to do be skipped (up_to_date)."""
         os.makedirs(os.path.dirname(self.log), exist_ok=True)
-        open(self.log, "w").close()
         self.configure(src)
+        if commit and self.up_to_date(src, commit):
+            ui.debug(f"{self.label} is up to date")
+            return
+        open(self.log, "w").close()
         timer = ui.Timer()
         ui.step(f"compiling {self.label} (log: {os.path.relpath(self.log)})")
         if os.path.exists(self.stamp):
             os.unlink(self.stamp)
+        started = time.time()
         p = self._make(src, "bzImage", "scripts_gdb", log=self.log)
         self._heartbeat(p)
         if p.returncode != 0:
             raise BuildError(self._failure(f"building {self.label} failed"))
-        open(self.stamp, "w").close()
+        with open(self.stamp, "w") as f:
+            f.write(f"{commit or ''}\n")
+        # The stamp is dated when make started: a file changed while make
+        # ran may have been read before the change.
+        os.utime(self.stamp, (started, started))
         ui.info(f"{self.label} built in {timer}")
 
     def _heartbeat(self, proc, every=60):

@@ -17,6 +17,9 @@ class Session:
         self.timeout = timeout
         self.tree = tree.Tree(self.build_dir)
         self._initrd = None
+        # {path in the guest: host file} packed into the initramfs besides
+        # the labs (make bench adds its workload)
+        self.extra_files = {}
 
     def prepare(self):
         deps.require()
@@ -32,13 +35,13 @@ class Session:
             if kernel != "upstream":
                 prev = series.kernel_name("upstream" if kernel == 0 else kernel - 1)
                 k.seed(os.path.join(self.build_dir, "obj", prev))
-            k.build(self.tree.path)
+            k.build(self.tree.path, self.tree.git("rev-parse", "HEAD"))
         return k
 
     def initrd(self):
         if self._initrd is None:
             ui.step("packing the guest initramfs (busybox, labs, ftracetest)")
-            self._initrd = initramfs.build(self.build_dir, self.tree.path)
+            self._initrd = initramfs.build(self.build_dir, self.tree.path, self.extra_files)
         return self._initrd
 
     def timeout_for(self, plan):

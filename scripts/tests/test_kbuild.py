@@ -21,3 +21,54 @@ class ConfigCheck(unittest.TestCase):
                     "CONFIG_STACK_TRACER", "CONFIG_TRACER_SNAPSHOT"):
             self.assertEqual(want[opt], "y")
         self.assertEqual(want["CONFIG_UPROBE_EVENTS"], "n")
+
+
+class UpToDate(unittest.TestCase):
+    """A warm 'make lab N' skips kbuild only when make would find nothing
+    to do: same commit, no file of the tree changed since the build."""
+
+    def setUp(self):
+        import os
+        import tempfile
+        self.dir = tempfile.mkdtemp()
+        self.src = os.path.join(self.dir, "linux")
+        os.makedirs(os.path.join(self.src, ".git"))
+        os.makedirs(os.path.join(self.src, "kernel"))
+        self.source = os.path.join(self.src, "kernel", "a.c")
+        open(self.source, "w").close()
+        self.k = kbuild.Kernel(self.dir, 1)
+        os.makedirs(os.path.dirname(self.k.bzimage))
+        for path in (self.k.bzimage, self.k.vmlinux):
+            open(path, "w").close()
+        with open(self.k.stamp, "w") as f:
+            f.write("abc\n")
+        # built a minute after the source was written
+        os.utime(self.source, (1000, 1000))
+        os.utime(os.path.join(self.src, "kernel"), (1000, 1000))
+        os.utime(self.src, (1000, 1000))
+        os.utime(self.k.stamp, (1060, 1060))
+
+    def tearDown(self):
+        import shutil
+        shutil.rmtree(self.dir)
+
+    def test_nothing_changed(self):
+        self.assertTrue(self.k.up_to_date(self.src, "abc"))
+
+    def test_another_commit(self):
+        self.assertFalse(self.k.up_to_date(self.src, "def"))
+
+    def test_a_file_changed_after_the_build_started(self):
+        import os
+        os.utime(self.source, (1100, 1100))
+        self.assertFalse(self.k.up_to_date(self.src, "abc"))
+
+    def test_git_metadata_does_not_count(self):
+        import os
+        os.utime(os.path.join(self.src, ".git"), (1100, 1100))
+        self.assertTrue(self.k.up_to_date(self.src, "abc"))
+
+    def test_no_vmlinux(self):
+        import os
+        os.unlink(self.k.vmlinux)
+        self.assertFalse(self.k.up_to_date(self.src, "abc"))
