@@ -27,7 +27,6 @@ options (make variables in brackets):
 import argparse
 import os
 import shutil
-import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -147,9 +146,8 @@ def cmd_numbered(args, session):
         return 0
     initrd = session.initrd()
     if args.command == "shell":
-        append = qemu.append(["shell"], kernel)
         ui.step(f"booting {k.label} to a shell (leave with 'reboot -f' or Ctrl-A X)")
-        return subprocess.run(qemu.command(k.bzimage, initrd, append, interactive=True)).returncode
+        return qemu.interactive(k, initrd, ["shell"])
     cp = series.lookup(args.number)
     log = os.path.join(session.logs, f"gdb-{k.name}.console.log")
     gdbrun.interactive(k, initrd, cp, args.gdb_port, log)

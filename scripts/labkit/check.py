@@ -173,13 +173,13 @@ def kernel_pass(session, kernel, tally, reference):
 def harness_on_real_guests(session, k, report, upstream, tally):
     ui.step("the harness against real guests")
 
-    def boot(kernel, item, timeout):
+    def boot(kernel, item, timeout=None):
         log = os.path.join(session.logs, f"selftest-{item}.log")
-        return qemu.run(qemu.command(kernel.bzimage, session.initrd(),
-                                     qemu.append([item], kernel.kernel)), log, timeout)
+        return qemu.boot(kernel, session.initrd(), [item], log,
+                         timeout or session.timeout_for([item]))
 
     # A panic must end the run at once, with the panic shown.
-    run = boot(k, "panic", 120)
+    run = boot(k, "panic")
     tally.record(run.status == "crash" and run.seconds < 60
                  and any("Kernel panic" in l for l in run.problem),
                  "harness: a panicking guest fails within seconds, panic shown",
@@ -187,7 +187,7 @@ def harness_on_real_guests(session, k, report, upstream, tally):
     # A WARN from user space (upstream 6.1 has one) must end the run at
     # once, with the WARN's file:line and its call trace shown.
     if upstream is not None:
-        run = boot(upstream, "warn", 120)
+        run = boot(upstream, "warn")
         shown = "\n".join(run.explain())
         ok = (run.status == "crash" and run.seconds < 60
               and re.search(r"WARNING: CPU: \d+ PID: \d+ at \S*kernel/trace/ftrace\.c:\d+", shown)
@@ -198,7 +198,7 @@ def harness_on_real_guests(session, k, report, upstream, tally):
             ui.block(run.explain())
     # A report only the kernel log has (lockdep's level is below the
     # console's) must fail a run that otherwise finished.
-    run = boot(k, "log-report", 120)
+    run = boot(k, "log-report")
     shown = "\n".join(run.explain())
     ok = run.status == "kernel-report" and "possible circular locking" in shown
     tally.record(ok, "harness: a report in the kernel log alone fails the run, and is shown",

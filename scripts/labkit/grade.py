@@ -1,11 +1,18 @@
-"""Grade lab checks: normalise what varies between runs (pids, cpu
-numbers, timestamps) and nothing else, compare with the lab's expected
-output, and show a diff when they differ.
+"""The one grader: lab checks, gdb scripts and the gdb helpers' self-test.
+
+Each normalises what varies between runs and nothing else (lab output:
+pids, cpu numbers, timestamps; gdb output: addresses and gdb's own
+chatter), compares exactly with what is expected, and shows a unified
+diff when they differ.
 
 labs/NN-slug/expected holds one section per check:
 
     ## check: ID
     lines the check prints
+
+labs/NN-slug/gdb.expected holds every line the lab's gdb script prints
+once the guest runs (gdb_region), and gdb-scripts/selftest/expected one
+"@@selftest COMMAND" section per command.
 """
 
 import difflib
@@ -27,6 +34,7 @@ NORMALISE = [
 OURS_ONLY_SKIP = "skipped: upstream 6.1 differs here on purpose"
 
 _SECTION = re.compile(r"^## check: (\S+)\s*$")
+SELFTEST_SECTION = re.compile(r"^@@selftest (.+?)\s*$")
 
 
 def normalise(lines):
@@ -40,29 +48,132 @@ def normalise(lines):
     return out
 
 
-def parse_expected(text):
+def parse_sections(lines, marker=_SECTION):
+    """{name: [lines]} of a text cut into sections by lines that match
+    'marker' (its group 1 is the name); lines before the first section
+    are not kept, trailing blank lines of a section are dropped."""
     sections, current = {}, None
-    for line in text.splitlines():
-        m = _SECTION.match(line)
+    for line in lines:
+        m = marker.match(line)
         if m:
             current = m.group(1)
             sections[current] = []
         elif current is not None:
             sections[current].append(line.rstrip())
-    for lines in sections.values():
-        while lines and not lines[-1]:
-            lines.pop()
+    for body in sections.values():
+        while body and not body[-1]:
+            body.pop()
     return sections
 
 
-def load_expected(lab_dir):
-    path = os.path.join(lab_dir, "expected")
+def parse_expected(text):
+    return parse_sections(text.splitlines())
+
+
+def expected_lines(path):
+    """The lines of an expected-output file, without its "#" comments."""
     with open(path, encoding="utf-8") as f:
-        return parse_expected(f.read())
+        return [l.rstrip("\n") for l in f if not l.startswith("#")]
+
+
+def load_expected(lab_dir, name="expected", marker=_SECTION):
+    """A lab's expected output ('expected', 'before'), or another file cut
+    into sections by 'marker'; None: no sections, a plain list of lines
+    (gdb.expected). {} or [] when the file does not exist."""
+    path = os.path.join(lab_dir, name)
+    if not os.path.exists(path):
+        return [] if marker is None else {}
+    lines = expected_lines(path)
+    if marker is None:
+        return [l.rstrip() for l in lines if l.strip()]
+    return parse_sections(lines, marker)
 
 
 def diff(expected, got):
     return list(difflib.unified_diff(expected, got, "expected", "got", lineterm="", n=2))
+
+
+# --- gdb output ---------------------------------------------------------------
+
+_ADDR = re.compile(r"0x[0-9a-f]{8,16}")
+# A backtrace frame: "#1  0xADDR in func (args...) at file:line" -> "#1 func".
+_FRAME = re.compile(r"^#(\d+)\s+(?:0x[0-9a-f]+ in )?(\S+)(?: \(.*)?$")
+# gdb's own chatter, which says nothing about the lab: breakpoints being
+# set, the paused guest's first stop, a source line after a stop.
+GDB_NOISE = re.compile(r"^((Temporary b|B)reakpoint \d+ at |0x[0-9a-f]+ in \?\? \(\)$|"
+                       r"\d+\t|\[Inferior \d+ .*\]$)")
+# The marker gdbrun puts before the lab's gdb script, and the stop that
+# ends an unattended run: the guest's final sync.
+GDB_BEGIN = "@@gdb lab-script"
+GDB_END = re.compile(r"^Breakpoint \d+, .*ksys_sync")
+# In gdb.expected, <N> stands for any number (a tick count, a size).
+_ANY_NUMBER = "<N>"
+
+
+def normalise_gdb(lines):
+    """gdb output as compared: addresses read ADDR, a backtrace frame
+    reads "#N function" (frame 0, where gdb stopped: deeper frames vary
+    with what the guest happened to run, and are left out), gdb's own
+    chatter and blank lines go."""
+    out = []
+    for line in lines:
+        line = line.rstrip()
+        if not line.strip() or GDB_NOISE.match(line):
+            continue
+        m = _FRAME.match(line)
+        if m:
+            if m.group(1) == "0":
+                out.append(f"#0 {m.group(2)}")
+            continue
+        out.append(_ADDR.sub("ADDR", line))
+    return out
+
+
+def gdb_region(lines):
+    """What a lab's gdb script printed while the guest ran: the normalised
+    lines after GDB_BEGIN (or from the start, without it) up to the stop
+    at the guest's final sync (or the end). Everything in between counts:
+    a Python traceback among the expected lines is a difference."""
+    lines = [l.rstrip() for l in lines]
+    if GDB_BEGIN in lines:
+        lines = lines[lines.index(GDB_BEGIN) + 1:]
+    ends = [i for i, l in enumerate(lines) if GDB_END.match(l)]
+    end = ends[-1] if ends else len(lines)
+    return normalise_gdb(lines[:end])
+
+
+def gdb_reached_end(lines):
+    return any(GDB_END.match(l.rstrip()) for l in lines)
+
+
+def _line_matches(want, got):
+    if _ANY_NUMBER not in want:
+        return want == got
+    pattern = r"\d+".join(re.escape(part) for part in want.split(_ANY_NUMBER))
+    return re.fullmatch(pattern, got) is not None
+
+
+def same(want, got):
+    """Line by line equality, where want's <N> matches any number."""
+    return len(want) == len(got) and all(_line_matches(w, g) for w, g in zip(want, got))
+
+
+def compare(want, got):
+    """[] when got is want (see same()), else a unified diff."""
+    if same(want, got):
+        return []
+    return diff(want, got) or ["(same output)"]
+
+
+def first_difference(want, got):
+    """The first line where got differs from want, as "-expected" and
+    "+got" (either None when one side has run out); None when same()."""
+    for i in range(max(len(want), len(got))):
+        w = want[i] if i < len(want) else None
+        g = got[i] if i < len(got) else None
+        if w is None or g is None or not _line_matches(w, g):
+            return i, w, g
+    return None
 
 
 class Outcome:
@@ -70,9 +181,9 @@ class Outcome:
         self.ok, self.title, self.evidence, self.note = ok, title, evidence or [], note
 
 
-def matches(check, expected_lines):
+def matches(check, want):
     got = normalise(check.output)
-    return check.rc == 0 and got == expected_lines, got
+    return check.rc == 0 and same(want, got), got
 
 
 def grade_check(check, expected, kernel, lab_number):
@@ -105,7 +216,7 @@ def grade_check(check, expected, kernel, lab_number):
     if must_match:
         evidence = [] if ok_match else (
             ([f"exit code {check.rc}"] if check.rc != 0 else [])
-            + (diff(want, got) or ["(same output)"]))
+            + compare(want, got))
         return Outcome(ok_match, title, evidence, note=note)
     if ok_match:
         return Outcome(False, title, ["this check passes on a kernel that should not have its feature:"]

@@ -43,41 +43,15 @@ class Session:
 
     def timeout_for(self, plan):
         """The one time limit of every guest run, plain or under gdb: the
-        user's TIMEOUT when given, else default_timeout(plan)."""
-        return self.timeout or default_timeout(plan)
+        user's TIMEOUT when given, else qemu.timeout_for(plan)."""
+        return qemu.timeout_for(plan, self.timeout)
 
     def boot(self, k, plan, tag):
         """Boot kernel k with a plan (list of items); returns (qemu.Run, report)."""
-        timeout = self.timeout_for(plan)
         log = os.path.join(self.logs, f"{tag}.log")
-        append = qemu.append(plan, k.kernel)
         ui.step(f"booting {k.label} in QEMU: {', '.join(plan)} (console: {os.path.relpath(log)})")
-        run = qemu.run(qemu.command(k.bzimage, self.initrd(), append), log, timeout)
+        run = qemu.boot(k, self.initrd(), plan, log, self.timeout_for(plan))
         return run, protocol.parse(run.lines)
-
-
-# Time allowed for each long plan item, on top of the boot: upper limits,
-# not durations. Measured on two cores: the conformance corpus takes 1 to
-# 2 minutes on an idle machine (checkpoint 0, whose probes make ftrace call
-# every function, the longest) and up to 10 minutes while kernels build
-# beside it; the whole ftracetest suite 3 to 9 minutes.
-# Under gdb ("gdb:NN", "gdb-selftest") gdb loads vmlinux and its scripts
-# first, and stops the guest at each breakpoint: 2 more minutes, which
-# keeps the 4 minutes these runs have always had.
-ITEM_TIME = {"ftracetest": 420, "conformance": 1200, "ftracetest-all": 1200,
-             "gdb:": 120, "gdb-selftest": 120}
-
-
-def item_time(item):
-    """ITEM_TIME of a plan item; "gdb:" stands for every "gdb:NN"."""
-    if item.startswith("gdb:"):
-        item = "gdb:"
-    return ITEM_TIME.get(item, 0)
-
-
-def default_timeout(plan):
-    labs = sum(1 for p in plan if p.startswith("lab:"))
-    return 120 + 30 * max(0, labs - 1) + sum(item_time(p) for p in plan)
 
 
 def grade_boot(run, tally, label):
