@@ -14,7 +14,8 @@ FTLAB  := $(PYTHON) scripts/ftlab.py
 # Options passed through to the harness when set on the command line.
 FTLAB_OPTS := $(if $(KERNEL),--kernel $(KERNEL)) $(if $(BUILD),--build-dir $(BUILD)) \
 	$(if $(GDB_PORT),--gdb-port $(GDB_PORT)) $(if $(TIMEOUT),--timeout $(TIMEOUT)) \
-	$(if $(V),--verbose) $(if $(BASE),--base $(BASE))
+	$(if $(V),--verbose) $(if $(BASE),--base $(BASE)) \
+	$(if $(LIST),--list) $(if $(CHECK),--check $(CHECK))
 
 NUMBERED := lab gdb shell kernel
 TARGETS  := $(NUMBERED) list docs check clean distclean deps rebase help

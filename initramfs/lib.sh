@@ -41,6 +41,17 @@ try_write() {
 	fi
 }
 
+# setup VALUE FILE: a write that a check needs before it can show its
+# feature (adding the probe it looks at), made as try_write does but
+# quietly: a failure is printed at the end of the check ("setup: ..."),
+# so that on a kernel without the feature the check's first difference
+# is a line about the feature itself, not this write.
+setup() {
+	if ! echo "$1" 2>/tmp/.err >> "$2"; then
+		echo "setup: '$1' >> $2: $(sed 's/.*: //' /tmp/.err)" >> /tmp/.setup
+	fi
+}
+
 # try_truncate VALUE FILE: the same with ">" (open with truncation).
 try_truncate() {
 	if echo "$1" 2>/tmp/.err > "$2"; then
@@ -175,12 +186,22 @@ reset_tracing() {
 
 # --- running checks --------------------------------------------------------
 
+# only ID: run only that check of the lab ("make lab N CHECK=ID"); the
+# others are skipped, not reported.
+skipped() {
+	[ -n "$ONLY" ] && [ "$1" != "$ONLY" ]
+}
+
 _run() {
 	_kind=$1 _id=$2 _title=$3 _fn=$4
+	skipped "$_id" && return
 	reset_tracing
 	ftlab check-begin "$LAB" "$_id" "$_kind" "$_title"
+	: > /tmp/.setup
 	(cd "$TRACING" && "$_fn") 2>&1
-	ftlab check-end "$LAB" "$_id" "rc=$?"
+	_rc=$?
+	cat /tmp/.setup
+	ftlab check-end "$LAB" "$_id" "rc=$_rc"
 }
 
 check() {
@@ -202,6 +223,7 @@ lab_kernel() {
 }
 
 ours_only() {
+	skipped "$1" && return
 	if [ "$(lab_kernel)" = upstream ]; then
 		ftlab check-begin "$LAB" "$1" ours-only "$2"
 		echo "skipped: upstream 6.1 differs here on purpose"
@@ -228,8 +250,11 @@ lab_script() {
 	done
 }
 
+# run_lab NN[:ID]: lab NN, or only its check ID.
 run_lab() {
-	LAB=$1
+	LAB=${1%%:*}
+	ONLY=
+	case $1 in *:*) ONLY=${1#*:} ;; esac
 	_script=$(lab_script "$LAB")
 	if [ -z "$_script" ]; then
 		ftlab error "no lab $LAB in the initramfs"
@@ -297,13 +322,13 @@ run_ftracetest() {
 	cd /
 }
 
-# run_gdb_lab NN: under "make gdb", run lab NN's script once the debugger
+# run_gdb_lab NN[:ID]: under "make gdb", run lab NN's script once the debugger
 # has set its breakpoints (gdb resumes the paused guest), then stay up so
 # that gdb can still look around.
 run_gdb_lab() {
 	run_lab "$1"
 	kernel_log
-	ftlab gdb-lab-finished "$1"
+	ftlab gdb-lab-finished "${1%%:*}"
 	sync	# the unattended gdb check stops at ksys_sync: the lab is over
 	echo "The lab script has finished; the guest stays up for gdb (quit gdb to stop it)."
 	while :; do sleep 3600; done

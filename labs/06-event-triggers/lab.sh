@@ -54,7 +54,7 @@ tracing() {
 # first read() allocates, and nothing is recorded; run after it, it is.
 article() {
 	state $KMALLOC
-	try_write 'enable_event:kmem:kmalloc:1' $READ/trigger
+	setup 'enable_event:kmem:kmalloc:1' $READ/trigger
 	mark armed
 	/bin/busybox true
 	mark "exec, no read"
@@ -82,7 +82,7 @@ check article "enable_event:kmem:kmalloc:1 on sys_enter_read: kmalloc records no
 # it. The removal ends the test; kmalloc is soft disabled, so its own
 # records are discarded, but the stack traces are kept.
 stacktrace_once() {
-	try_write 'stacktrace:5 if bytes_req >= 512' $KMALLOC/trigger
+	setup 'stacktrace:5 if bytes_req >= 512' $KMALLOC/trigger
 	for _i in 1 2 3; do
 		while read -r _l; do echo "read $_i: $_l"; done < $KMALLOC/trigger
 	done
@@ -114,7 +114,7 @@ check stacktrace "stacktrace:5 if bytes_req >= 512 on kmalloc: three 4096-byte a
 # one slot per target event. A refused command leaves nothing behind:
 # the list and the targets' soft mode are as before.
 one_per_event() {
-	try_write 'stacktrace' $QUIET/trigger
+	setup 'stacktrace' $QUIET/trigger
 	try_write 'stacktrace:3 if ret != 0' $QUIET/trigger
 	try_write 'snapshot' $QUIET/trigger
 	try_write 'snapshot:1' $QUIET/trigger
@@ -171,7 +171,7 @@ check bad-input "unknown command or event, bad count, bad filter, no expression,
 # traceoff:2 turns tracing off twice, counting only the hits that found
 # tracing on; then traceon:1 the same way round.
 onoff() {
-	try_write 'traceoff:2' $CHDIR/trigger
+	setup 'traceoff:2' $CHDIR/trigger
 	cd . && tracing $CHDIR
 	cd . && tracing $CHDIR
 	echo 1 > tracing_on
@@ -193,7 +193,7 @@ check onoff "traceoff:2 and traceon:1 on sys_enter_chdir: the count drops only w
 snapshot() {
 	echo 0 > snapshot
 	grep -o 'Snapshot is [a-z]*' snapshot
-	try_write 'snapshot:1' $CHDIR/trigger
+	setup 'snapshot:1' $CHDIR/trigger
 	grep -o 'Snapshot is [a-z]*' snapshot
 	mark "one: before cd"
 	cd .
@@ -238,8 +238,8 @@ check removal "the empty list, > adds like >>, ! removes, the last removal leave
 # instance.
 instance() {
 	mkdir instances/lab06
-	try_write 'traceoff' instances/lab06/$CHDIR/trigger
-	try_write 'enable_event:kmem:kmalloc' instances/lab06/$CHDIR/trigger
+	setup 'traceoff' instances/lab06/$CHDIR/trigger
+	setup 'enable_event:kmem:kmalloc' instances/lab06/$CHDIR/trigger
 	show $CHDIR/trigger
 	state instances/lab06/$KMALLOC
 	state $KMALLOC

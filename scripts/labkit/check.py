@@ -137,7 +137,7 @@ def kernel_pass(session, kernel, tally, reference):
     labs = [cp for cp in cps if cp.has_lab and series.has_checkpoint(kernel, cp.number - 1)]
     plain = [cp for cp in labs if not cp.needs_gdb]
     whole_suite = kernel in ("upstream", last)
-    plan = ([f"lab:{cp.number:02d}" for cp in plain] + ["ftracetest", conformance.PLAN_ITEM]
+    plan = ([labrun.lab_item(cp.number) for cp in plain] + ["ftracetest", conformance.PLAN_ITEM]
             + ([conformance.FTALL_ITEM] if whole_suite else []))
     run, report = session.boot(k, plan, f"check-{k.name}")
     if not labrun.grade_boot(run, tally, f"boot {k.label}"):
@@ -165,6 +165,11 @@ def kernel_pass(session, kernel, tally, reference):
     # all kernels, they made every kernel a second time.)
     if kernel != "upstream":
         gdb_check(session, k, series.lookup(kernel), tally)
+        # the next lab's gdb script must fail here, for its own reason
+        following = series.lookup(kernel + 1)
+        if (following is not None and not following.needs_gdb
+                and os.path.exists(gdbrun.lab_gdb_script(following))):
+            labrun.gdb_before(session, k, following, tally)
     else:
         gdb_helpers_selftest(session, k, tally)
     return k, report
@@ -231,7 +236,7 @@ def gdb_check(session, k, cp, tally):
     if cp.needs_gdb or not os.path.exists(gdbrun.lab_gdb_script(cp)):
         return
     ui.step(f"gdb script of lab {cp.number:02d}, unattended, on {k.label}")
-    ok, evidence, _run = gdbrun.unattended(k, session.initrd(), cp, labrun.free_port(),
+    ok, evidence, _run = gdbrun.unattended(k, session.initrd(), cp, gdbrun.free_port(),
                                            session.logs, session.timeout_for)
     tally.record(ok, f"gdb lab {cp.number:02d} [{k.name}]")
     ui.block(evidence)
@@ -240,7 +245,7 @@ def gdb_check(session, k, cp, tally):
 def gdb_helpers_selftest(session, k, tally):
     """Every ft- helper on upstream 6.1 (kernel k), where all it reads exists."""
     ui.step("gdb helpers on upstream 6.1: probes, event flags, triggers, clock, breakpoints")
-    ok, evidence = gdbrun.selftest(k, session.initrd(), labrun.free_port(), session.logs,
+    ok, evidence = gdbrun.selftest(k, session.initrd(), gdbrun.free_port(), session.logs,
                                    session.timeout_for)
     tally.record(ok, "gdb helpers [upstream] print probes, flags, triggers, clock as expected")
     ui.block(evidence)

@@ -31,9 +31,10 @@ HELPERS = [os.path.join(series.ROOT, "gdb-scripts", name)
 SELFTEST_PLAN = "gdb-selftest"
 
 
-def lab_plan(cp):
-    """The plan item that runs lab cp under gdb (initramfs/init)."""
-    return f"gdb:{cp.number:02d}"
+def lab_plan(cp, only=None):
+    """The plan item that runs lab cp (only its check 'only') under gdb
+    (initramfs/init)."""
+    return f"gdb:{cp.number:02d}" + (f":{only}" if only else "")
 
 
 def lab_gdb_script(cp):
@@ -43,7 +44,8 @@ def lab_gdb_script(cp):
 def gdb_command(kernel, cp, port, batch=False, script=None):
     """gdb on kernel's vmlinux, attached to the gdbstub at port, with our
     helpers and the lab's gdb script (or another 'script'). In batch mode
-    the run goes on to the guest's final sync."""
+    the run goes on to the guest's final sync. Without a port, no guest:
+    gdb only loads the script against vmlinux (offline_region)."""
     tree_gdb = os.path.join(os.path.dirname(os.path.realpath(
         os.path.join(kernel.obj, "vmlinux-gdb.py"))))
     cmd = ["gdb", "-q", "-nx",
@@ -53,8 +55,9 @@ def gdb_command(kernel, cp, port, batch=False, script=None):
            "-iex", "set confirm off",
            # vmlinux has all its debug info: no asking to download any
            "-iex", "set debuginfod enabled off",
-           "-ex", f"set $ft_batch = {1 if batch else 0}",
-           "-ex", f"target remote :{port}"]
+           "-ex", f"set $ft_batch = {1 if batch else 0}"]
+    if port:
+        cmd += ["-ex", f"target remote :{port}"]
     for helper in HELPERS:
         cmd += ["-x", helper]
     # gdb runs -x and -ex in their order: what follows is the lab's (graded)
@@ -65,7 +68,7 @@ def gdb_command(kernel, cp, port, batch=False, script=None):
         cmd += ["-x", lab_gdb_script(cp)]
     if batch:
         cmd = cmd[:1] + ["-batch"] + cmd[1:]
-    if batch and not script:
+    if batch and port and not script:
         cmd += ["-ex", "break ksys_sync if $_ft_lab_finished()", "-ex", "continue"]
     cmd.append(kernel.vmlinux)
     return cmd
@@ -164,14 +167,14 @@ def batch_run(kernel, initrd, cp, port, logdir, tag, timeout_for, script=None, p
     return BatchRun(gdb_lines, run, timeout, gdb_log)
 
 
-def unattended(kernel, initrd, cp, port, logdir, timeout_for):
+def unattended(kernel, initrd, cp, port, logdir, timeout_for, plan=None):
     """Run the lab's gdb script in batch mode. Returns (ok, evidence, run):
     ok when what gdb printed while the guest ran is the lab's gdb.expected
     (grade.gdb_region), the guest reached the lab's end and nothing broke.
     run.console is what the guest printed (a "# flags: gdb" lab is graded
     from it)."""
     run = batch_run(kernel, initrd, cp, port, logdir, f"{kernel.name}-lab{cp.number:02d}",
-                    timeout_for)
+                    timeout_for, plan=plan)
     evidence = run.problems()
     evidence += grade_gdb_lab(cp, run.gdb_lines)
     if evidence:
@@ -190,6 +193,89 @@ def grade_gdb_lab(cp, gdb_lines):
     if not grade.gdb_reached_end(gdb_lines):
         evidence.append("the guest never reached the end of the lab under gdb")
     return evidence
+
+
+# --- the lab's gdb script on the checkpoint before its own ---------------------
+#
+# A lab's gdb script must fail there for its own reason, and labs/NN-*/
+# gdb.before records how: gdb's output (grade.gdb_region) up to its first
+# difference from gdb.expected. The cheap way first: gdb loads the script
+# against the previous checkpoint's vmlinux, no guest; when the
+# breakpoint functions or types the checkpoint adds are missing, that
+# shows at once (seconds). Only when it does not is the guest booted
+# under gdb, as on the lab's own checkpoint.
+
+GDB_BEFORE = "gdb.before"
+
+
+def offline_region(kernel, cp, logdir):
+    """What the lab's gdb script prints when loaded against kernel's
+    vmlinux without a guest."""
+    log = os.path.join(logdir, f"gdb-{kernel.name}-lab{cp.number:02d}.offline.log")
+    with open(log, "w") as out:
+        subprocess.run(gdb_command(kernel, cp, None, batch=True), stdin=subprocess.DEVNULL,
+                       stdout=out, stderr=subprocess.STDOUT, timeout=300)
+    with open(log, errors="replace") as f:
+        return grade.gdb_region(f.read().splitlines()), log
+
+
+def fails_before(cp, region):
+    """(record, shows_failure): region up to its first difference from
+    gdb.expected, and whether it differs before it runs out."""
+    want = grade.load_expected(cp.lab_dir, "gdb.expected", marker=None)
+    record = grade.before_record(want, region)
+    if record[-1].endswith("Error in sourced command file:") and len(region) > len(record):
+        record.append(region[len(record)])      # the error itself
+    return record, record[-1:] != [grade.OUTPUT_ENDS] and not grade.same(want, region)
+
+
+def grade_before(cp, record, how):
+    """Evidence ([] when fine) that the lab's gdb script failed on the
+    previous checkpoint as labs/NN-*/gdb.before records."""
+    recorded = grade.load_expected(cp.lab_dir, GDB_BEFORE, marker=None)
+    where = os.path.relpath(os.path.join(cp.lab_dir, GDB_BEFORE), series.ROOT)
+    if not recorded:
+        return [f"{where} is missing; {how}, gdb printed up to its first difference:"] + [
+            "    " + l for l in record]
+    differences = grade.compare(recorded, record)
+    if differences:
+        return [f"{how}, gdb's output differs from {where}:"] + [
+            "    " + l for l in differences]
+    return []
+
+
+def previous_checkpoint(kernel, initrd, cp, logdir, timeout_for, booted=None):
+    """Lab cp's gdb script on kernel (checkpoint cp.number - 1). Returns
+    (ok, evidence, record, how): record is gdb's output up to its first
+    difference. 'booted': the BatchRun of a run under gdb already made
+    on kernel (a "# flags: gdb" lab always boots under gdb)."""
+    if booted is not None:
+        region, log = grade.gdb_region(booted.gdb_lines), booted.gdb_log
+        how = "under gdb on a booted guest"
+    else:
+        region, log = offline_region(kernel, cp, logdir)
+        how = "loaded against vmlinux, no guest"
+    record, failed = fails_before(cp, region)
+    if not failed and booted is None:
+        how = "under gdb on a booted guest"
+        run = batch_run(kernel, initrd, cp, free_port(), logdir,
+                        f"{kernel.name}-lab{cp.number:02d}", timeout_for)
+        record, failed = fails_before(cp, grade.gdb_region(run.gdb_lines))
+        log = run.gdb_log
+    evidence = grade_before(cp, record, how)
+    if not failed:
+        evidence.append("gdb's output is what the lab's checkpoint gives: the script "
+                        "detects nothing")
+    if evidence:
+        evidence.append(f"gdb log: {os.path.relpath(log)}")
+    return not evidence, evidence, record, how
+
+
+def free_port():
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
 
 
 SELFTEST = os.path.join(series.ROOT, "gdb-scripts", "selftest")

@@ -70,22 +70,23 @@ def parse_expected(text):
     return parse_sections(text.splitlines())
 
 
-def expected_lines(path):
-    """The lines of an expected-output file, without its "#" comments."""
-    with open(path, encoding="utf-8") as f:
-        return [l.rstrip("\n") for l in f if not l.startswith("#")]
+def is_comment(line):
+    """A comment of an expected-output file: "# ..." (gdb's "#0 frame" is not)."""
+    return line == "#" or line.startswith("# ")
 
 
 def load_expected(lab_dir, name="expected", marker=_SECTION):
     """A lab's expected output ('expected', 'before'), or another file cut
-    into sections by 'marker'; None: no sections, a plain list of lines
+    into sections by 'marker' (comments only count before the first); with
+    marker None, the file's lines but its comments and blank lines
     (gdb.expected). {} or [] when the file does not exist."""
     path = os.path.join(lab_dir, name)
     if not os.path.exists(path):
         return [] if marker is None else {}
-    lines = expected_lines(path)
+    with open(path, encoding="utf-8") as f:
+        lines = [l.rstrip() for l in f]
     if marker is None:
-        return [l.rstrip() for l in lines if l.strip()]
+        return [l for l in lines if l.strip() and not is_comment(l)]
     return parse_sections(lines, marker)
 
 
@@ -125,7 +126,7 @@ def normalise_gdb(lines):
             if m.group(1) == "0":
                 out.append(f"#0 {m.group(2)}")
             continue
-        out.append(_ADDR.sub("ADDR", line))
+        out.append(_ADDR.sub("ADDR", line.replace(series.ROOT + os.sep, "")))
     return out
 
 
@@ -176,6 +177,62 @@ def first_difference(want, got):
     return None
 
 
+# --- the previous-checkpoint gate -----------------------------------------------
+#
+# labs/NN-slug/before records, for each feature check ("check" kind), what
+# it prints on checkpoint N-1: its output up to and including the first
+# line that differs from 'expected' (same "## check: ID" sections). On
+# N-1 the check must fail exactly so, and that first difference must be a
+# line about its feature, not a setup write that fails because the
+# command does not exist yet.
+
+BEFORE = "before"
+OUTPUT_ENDS = "(the output ends here)"
+_WRITE = re.compile(r"^('.*' >>? \S+): (.*)$")
+
+
+def before_record(want, got):
+    """got up to its first difference with want (see first_difference)."""
+    found = first_difference(want, got)
+    if found is None:
+        return list(got)
+    i, _w, g = found
+    return list(got[:i]) + [g if g is not None else OUTPUT_ENDS]
+
+
+def setup_difference(want, got):
+    """Is the first difference of got from want a setup line: a write
+    lib.sh's setup() reports as failed, or a write ("'X' >> FILE: ...")
+    that succeeds on the checkpoint and fails before it?"""
+    found = first_difference(want, got)
+    if found is None:
+        return False
+    _i, w, g = found
+    if g is not None and g.startswith("setup: "):
+        return True
+    mw, mg = _WRITE.match(w or ""), _WRITE.match(g or "")
+    return bool(mw and mg and mw.group(1) == mg.group(1) and mw.group(2) == "ok")
+
+
+def gate(check, want, got, before):
+    """Problems of a feature check run on the checkpoint before its own:
+    [] when it differs from 'expected' as labs/NN-*/before records, at a
+    line about its feature."""
+    now = before_record(want, got)
+    recorded = before.get(check.id)
+    where = f"labs/{check.lab}-*/{BEFORE}"
+    if recorded is None:
+        return ([f"{where} has no '## check: {check.id}': what it prints up to its first "
+                 "difference is:"] + ["    " + l for l in now])
+    problems = []
+    if not same(recorded, now):
+        problems += [f"it fails here, but not as {where} records:"] + diff(recorded, now)
+    if setup_difference(want, got):
+        problems.append(f"its first difference is a setup line, not one about its feature: "
+                        f"{now[-1]}")
+    return problems
+
+
 class Outcome:
     def __init__(self, ok, title, evidence=None, note=""):
         self.ok, self.title, self.evidence, self.note = ok, title, evidence or [], note
@@ -186,12 +243,14 @@ def matches(check, want):
     return check.rc == 0 and same(want, got), got
 
 
-def grade_check(check, expected, kernel, lab_number):
+def grade_check(check, expected, kernel, lab_number, before=None):
     """One check's verdict on a kernel ('upstream' or a checkpoint number).
 
     On the lab's own checkpoint and later ones (and upstream) the output
     must match. On the checkpoint before the lab's, a "check" must NOT
-    match: that proves it detects the feature. A "replaced-at-N" check
+    match: that proves it detects the feature; with 'before' (the lab's
+    'before' file), it must differ as recorded there, at a line about
+    its feature (gate()). A "replaced-at-N" check
     must match before checkpoint N and differ from N on. An "ours-only"
     check is where our kernels differ from upstream on purpose: upstream
     skips it, every checkpoint that runs it must match."""
@@ -221,4 +280,9 @@ def grade_check(check, expected, kernel, lab_number):
     if ok_match:
         return Outcome(False, title, ["this check passes on a kernel that should not have its feature:"]
                        + ["    " + l for l in got[:20]])
+    if before is not None and check.kind == "check" and kernel == lab_number - 1:
+        problems = gate(check, want, got, before)
+        if problems:
+            return Outcome(False, title, problems)
+        note = f"fails before its checkpoint, as it must, at: {before_record(want, got)[-1]}"
     return Outcome(True, title, note=note)

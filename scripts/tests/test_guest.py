@@ -53,6 +53,13 @@ class GuestLibrary(unittest.TestCase):
         self.assertEqual(sh(f"try_write x {d}/f"), f"'x' >> {d}/f: ok")
         self.assertEqual(sh("try_write x /dev/full"), "'x' >> /dev/full: No space left on device")
 
+    def test_setup_is_quiet_and_reports_at_the_end_of_the_check(self):
+        d = tempfile.mkdtemp()
+        self.assertEqual(sh(f": > /tmp/.setup; setup x {d}/f; echo feature; cat /tmp/.setup"),
+                         "feature")
+        self.assertEqual(sh(": > /tmp/.setup; setup x /dev/full; echo feature; cat /tmp/.setup"),
+                         "feature\nsetup: 'x' >> /dev/full: No space left on device")
+
     def test_requirements(self):
         self.assertEqual(sh("TRACING=/; requirement_missing proc"), "")
         self.assertEqual(sh("TRACING=/; requirement_missing no_such_file"), "no_such_file")
