@@ -14,19 +14,6 @@
 
 ENABLE=events/sched/sched_switch/enable
 
-state() {
-	echo "$1: enable reads $(cat $ENABLE)"
-}
-
-# sched_switch lines recorded so far: "none" or "some".
-switches() {
-	if trace_body | grep -q 'sched_switch:'; then
-		echo "sched_switch in trace: some"
-	else
-		echo "sched_switch in trace: none"
-	fi
-}
-
 # The event stays off, its tracepoint armed, until the probed function runs.
 until_hit() {
 	state "before"

@@ -20,11 +20,6 @@ messages() {
 	grep -v '^#' "$1" | sed 's/.*tracing_mark_write: //'
 }
 
-# snapshot_state [DIR]: "allocated" or "freed", from the snapshot file.
-snapshot_state() {
-	grep -o 'Snapshot is [a-z]*' "${1:-.}/snapshot"
-}
-
 # The buffer is allocated when the probe is added, before it ever fires.
 allocate() {
 	free_snapshot

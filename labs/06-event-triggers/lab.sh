@@ -192,9 +192,9 @@ check onoff "traceoff:2 and traceon:1 on sys_enter_chdir: the count drops only w
 # swaps the buffers.
 snapshot() {
 	echo 0 > snapshot
-	grep -o 'Snapshot is [a-z]*' snapshot
+	snapshot_state
 	setup 'snapshot:1' $CHDIR/trigger
-	grep -o 'Snapshot is [a-z]*' snapshot
+	snapshot_state
 	mark "one: before cd"
 	cd .
 	mark "two: after cd"

@@ -107,8 +107,10 @@ GDB_NOISE = re.compile(r"^((Temporary b|B)reakpoint \d+ at |0x[0-9a-f]+ in \?\? 
 # ends an unattended run: the guest's final sync.
 GDB_BEGIN = "@@gdb lab-script"
 GDB_END = re.compile(r"^Breakpoint \d+, .*ksys_sync")
-# In gdb.expected, <N> stands for any number (a tick count, a size).
-_ANY_NUMBER = "<N>"
+# In gdb.expected, <N> stands for any number (a tick count, a size), <WORD>
+# for any word (a function that happened to run first).
+PLACEHOLDERS = {"<N>": r"\d+", "<WORD>": r"\S+"}
+_PLACEHOLDER = re.compile("|".join(re.escape(p) for p in PLACEHOLDERS))
 
 
 def normalise_gdb(lines):
@@ -148,22 +150,30 @@ def gdb_reached_end(lines):
 
 
 def _line_matches(want, got):
-    if _ANY_NUMBER not in want:
+    if want is None or got is None:
         return want == got
-    pattern = r"\d+".join(re.escape(part) for part in want.split(_ANY_NUMBER))
-    return re.fullmatch(pattern, got) is not None
+    if "<" not in want or not _PLACEHOLDER.search(want):
+        return want == got
+    pattern, last = "", 0
+    for m in _PLACEHOLDER.finditer(want):
+        pattern += re.escape(want[last:m.start()]) + PLACEHOLDERS[m.group(0)]
+        last = m.end()
+    return re.fullmatch(pattern + re.escape(want[last:]), got) is not None
 
 
 def same(want, got):
-    """Line by line equality, where want's <N> matches any number."""
+    """Line by line equality, where want's placeholders match what they stand for."""
     return len(want) == len(got) and all(_line_matches(w, g) for w, g in zip(want, got))
 
 
 def compare(want, got):
-    """[] when got is want (see same()), else a unified diff."""
+    """[] when got is want (see same()), else a unified diff (in which a
+    line that matches its placeholder line reads as that line)."""
     if same(want, got):
         return []
-    return diff(want, got) or ["(same output)"]
+    shown = [w if i < len(want) and _line_matches(w, g) else g
+             for i, (w, g) in enumerate(zip(want + [None] * len(got), got))]
+    return diff(want, shown) or ["(same output)"]
 
 
 def first_difference(want, got):

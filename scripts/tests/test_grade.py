@@ -158,6 +158,11 @@ class GdbOutput(unittest.TestCase):
         self.assertEqual(grade.compare(want, ["ticks since boot: 312 at HZ=250"]), [])
         self.assertTrue(grade.compare(want, ["ticks since boot: x at HZ=250"]))
 
+    def test_a_word_placeholder(self):
+        want = ["<WORD> in section .text"]
+        self.assertEqual(grade.compare(want, ["irq_enter_rcu in section .text"]), [])
+        self.assertTrue(grade.compare(want, ["two words in section .text"]))
+
     def test_first_difference(self):
         self.assertEqual(grade.first_difference(["a", "b"], ["a", "c"]), (1, "b", "c"))
         self.assertEqual(grade.first_difference(["a"], ["a", "c"]), (1, None, "c"))
