@@ -251,23 +251,46 @@ def gdb_helpers_selftest(session, k, tally):
     ui.block(evidence)
 
 
+class Parts:
+    """How long each part of make check took, printed at its end."""
+
+    def __init__(self):
+        self.times = []
+
+    def time(self, name, fn, *args):
+        timer = ui.Timer()
+        result = fn(*args)
+        self.times.append((name, timer.seconds))
+        return result
+
+    def report(self, total):
+        print(f"\nmake check took {total}:")
+        width = max((len(name) for name, _s in self.times), default=0)
+        for name, seconds in self.times:
+            print(f"  {name:<{width}}  {seconds:6.0f} s")
+
+
 def run(session):
     timer = ui.Timer()
+    parts = Parts()
     tally = ui.Tally()
-    self_tests(tally)
-    session.prepare()
-    checkpatch(session, tally)
-    series_versions(session, tally)
-    docs.check(tally)
+    parts.time("harness self-tests", self_tests, tally)
+    parts.time("tree and packages", session.prepare)
+    parts.time("checkpatch", checkpatch, session, tally)
+    parts.time("series versions", series_versions, session, tally)
+    parts.time("docs", docs.check, tally)
     cps = series.checkpoints()
     reference = Reference()
-    upstream, _report = kernel_pass(session, "upstream", tally, reference)
+    upstream, _report = parts.time("kernel upstream", kernel_pass, session, "upstream", tally,
+                                   reference)
     first = None
     for cp in cps:
-        k, report = kernel_pass(session, cp.number, tally, reference)
+        k, report = parts.time(f"kernel cp{cp.number}", kernel_pass, session, cp.number, tally,
+                               reference)
         if first is None and k is not None:
             first = (k, report)
     if first:
-        harness_on_real_guests(session, first[0], first[1], upstream, tally)
-    print(f"\nmake check took {timer}")
+        parts.time("harness on real guests", harness_on_real_guests, session, first[0],
+                   first[1], upstream, tally)
+    parts.report(timer)
     return tally.close()

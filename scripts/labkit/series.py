@@ -49,6 +49,16 @@ def has_checkpoint(kernel, number):
     return kernel == "upstream" or kernel >= number
 
 
+def data_lines(text):
+    """(line number, line) of a data file of the labs (ftracetest.matrix,
+    the conformance corpus, ftracetest-exceptions): stripped, without its
+    blank lines and "#" comments."""
+    for n, line in enumerate(text.splitlines(), 1):
+        line = line.strip()
+        if line and not line.startswith("#"):
+            yield n, line
+
+
 class LabCheck:
     def __init__(self, ident, kind, title):
         self.id, self.kind, self.title = ident, kind, title

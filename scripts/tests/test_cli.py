@@ -135,3 +135,19 @@ class HarnessErrors(unittest.TestCase):
         rc, err = self.main("lab", "x")
         self.assertEqual(rc, 2)
         self.assertIn("'x' is not a checkpoint number", err)
+
+
+class CheckTimes(unittest.TestCase):
+    """make check prints how long each part took."""
+
+    def test_parts_are_timed_and_listed(self):
+        import io
+        from contextlib import redirect_stdout
+        from labkit import check
+        parts = check.Parts()
+        self.assertEqual(parts.time("one part", lambda x: x + 1, 1), 2)
+        out = io.StringIO()
+        with redirect_stdout(out):
+            parts.report("3 s")
+        self.assertIn("make check took 3 s:", out.getvalue())
+        self.assertRegex(out.getvalue(), r"one part\s+0 s")

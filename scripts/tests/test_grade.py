@@ -82,7 +82,6 @@ class Protocol(unittest.TestCase):
                  "@@ftlab ftracetest-begin ftrace/a.tc", "[1] A test\t[PASS]",
                  "@@ftlab ftracetest-end ftrace/a.tc rc=0", "@@ftlab done"]
         r = protocol.parse(lines)
-        self.assertTrue(r.done)
         c = r.labs["01"].checks[0]
         self.assertEqual((c.id, c.kind, c.title, c.output, c.rc),
                          ("one", "check", "The first check", ["out 1", "out 2"], 0))
