@@ -13,8 +13,11 @@ A lab's gdb script serves both ways: breakpoint commands end with
 so that the unattended run goes on where a learner gets a prompt. The
 guest runs "sync" when the lab script is done; the unattended run stops
 there (a breakpoint on ksys_sync, conditional on the console showing the
-lab's end, since labs may call sync themselves) and its output is checked against the
-lab's gdb.expected: lines that must appear, in that order.
+lab's end, since labs may call sync themselves), and everything gdb
+printed since the lab script was loaded must be the lab's gdb.expected,
+line for line (grade.gdb_region). QEMU is started by qemu.Guest, as every
+guest is: its console goes to a log (which ft-console reads) and is
+watched for crashes while gdb runs.
 """
 
 import os
