@@ -1,7 +1,11 @@
-"""Boot a guest in QEMU (TCG, never KVM), watch its console and decide how
-the run ended: finished, timed out, crashed (panic, oops, BUG, WARN),
-finished with a problem report in its kernel log or an error of its own
-("@@ftlab error"), or QEMU gave up."""
+"""The one guest launcher. Every QEMU command line comes from command()
+(plain and check runs, gdb's paused runs, the interactive shell, the
+harness self-test boots), with one kernel command line (append()) and one
+time limit policy (timeout_for()). Guest streams the console of every
+non-interactive run to its log and watches it as it comes, gdb runs
+included, deciding how the run ended: finished, timed out, crashed (panic,
+oops, BUG, WARN), finished with a problem report in its kernel log or an
+error of its own ("@@ftlab error"), stopped (gdb ended), or QEMU gave up."""
 
 import os
 import queue
@@ -170,7 +174,8 @@ class Run:
     """The outcome of one boot."""
 
     def __init__(self, status, lines, log, seconds, problem=None):
-        # "done", "timeout", "crash", "kernel-report", "guest-error", "exited"
+        # "done", "timeout", "crash", "kernel-report", "guest-error", "exited",
+        # "stopped" (a run under gdb that gdb ended)
         self.status = status
         self.lines = lines
         self.log = log
