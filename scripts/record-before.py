@@ -6,6 +6,16 @@ of guests that ran the lab on checkpoint NN-1:
 
     scripts/record-before.py NN LOG...
 
+and the gdb records, from gdb logs (build/logs/gdb-cpM-labNN.gdb.log, or
+.offline.log for a script only loaded against vmlinux):
+
+    scripts/record-before.py --gdb NN LOG          gdb.expected (checkpoint NN)
+    scripts/record-before.py --gdb-before NN LOG   gdb.before (checkpoint NN-1)
+
+A recorded gdb.expected holds the numbers and words of that run: put the
+placeholders back (<N>, <WORD>: lab 07's tick count and the function the
+irqsoff tracer caught first) before committing it.
+
 make check leaves such logs: build/logs/check-cpM.log runs lab M+1 on
 checkpoint M, and build/logs/gdb-cpM-labNN.console.log a "# flags: gdb"
 lab. A check whose first difference is a setup line is reported, not
@@ -51,7 +61,40 @@ def record(number, logs):
     return problems
 
 
+GDB_HEADER = """# What lab.gdb prints while the guest runs the lab, every line, in order
+# (make check compares it exactly: grade.gdb_region). Addresses read ADDR,
+# a backtrace keeps only frame 0 ("#0 function"), gdb's own breakpoint
+# messages and blank lines are left out, <N> stands for any number, <WORD> for any word.
+"""
+
+GDB_BEFORE_HEADER = """# What lab.gdb prints on the checkpoint before this lab's, up to and
+# including its first line that differs from gdb.expected: the reason the
+# script fails there (make check: gdbrun.previous_checkpoint). Normalised
+# as gdb.expected.
+"""
+
+
+def record_gdb(which, number, log):
+    from labkit import gdbrun
+    cp = series.lookup(number)
+    with open(log, errors="replace") as f:
+        region = grade.gdb_region(f.read().splitlines())
+    if which == "--gdb":
+        name, text = "gdb.expected", GDB_HEADER + "".join(l + "\n" for l in region)
+    else:
+        lines, failed = gdbrun.fails_before(cp, region)
+        if not failed:
+            print("this log shows no failure: gdb printed what gdb.expected holds, or less")
+            return 1
+        name, text = gdbrun.GDB_BEFORE, GDB_BEFORE_HEADER + "".join(l + "\n" for l in lines)
+    with open(os.path.join(cp.lab_dir, name), "w", encoding="utf-8") as f:
+        f.write(text)
+    return 0
+
+
 def main(argv):
+    if argv and argv[0] in ("--gdb", "--gdb-before"):
+        return record_gdb(argv[0], int(argv[1]), argv[2])
     problems = record(int(argv[0]), argv[1:])
     for p in problems:
         print(p)
