@@ -114,6 +114,18 @@ switches() {
 	fi
 }
 
+# messages FILE: FILE (trace or snapshot) under a title line, as the texts
+# that mark wrote into it, one per line.
+messages() {
+	echo "-- $1:"
+	trace_body "$1" | sed 's/.*tracing_mark_write: //'
+}
+
+# stack_entries [FILE]: how many stack trace entries the buffer holds.
+stack_entries() {
+	grep -c '<stack trace>' "${1:-trace}"
+}
+
 # snapshot_state [DIR]: "Snapshot is allocated" or "... freed", from the
 # snapshot file of the top level or of instance DIR.
 snapshot_state() {

@@ -12,11 +12,6 @@ stack_lines() {
 	grep '^ => ' "${1:-trace}"
 }
 
-# stack_entries [FILE]: how many stack trace entries the buffer holds.
-stack_entries() {
-	grep -c '<stack trace>' "${1:-trace}"
-}
-
 # The sync system call reaches ksys_sync() by one path only, so the whole
 # stack is known in advance.
 first_frame() {

@@ -14,12 +14,6 @@ free_snapshot() {
 	echo 0 > snapshot
 }
 
-# messages FILE: the marker texts found in FILE, one per line.
-messages() {
-	echo "-- $1:"
-	grep -v '^#' "$1" | sed 's/.*tracing_mark_write: //'
-}
-
 # The buffer is allocated when the probe is added, before it ever fires.
 allocate() {
 	free_snapshot

@@ -87,7 +87,7 @@ stacktrace_once() {
 		while read -r _l; do echo "read $_i: $_l"; done < $KMALLOC/trigger
 	done
 	try_write '!stacktrace' $KMALLOC/trigger
-	echo "stack traces in the buffer: $(grep -c '<stack trace>' trace)"
+	echo "stack traces in the buffer: $(stack_entries)"
 	echo "  of them through seq_buf_alloc: $(grep -c '=> seq_buf_alloc$' trace)"
 	echo "kmalloc records in the buffer: $(grep -c ' kmalloc: ' trace)"
 	state $KMALLOC
@@ -101,7 +101,7 @@ stacktrace() {
 	for _try in 1 2 3; do
 		echo > trace
 		stacktrace_once > /tmp/.stacktrace
-		_all=$(grep -c '<stack trace>' trace)
+		_all=$(stack_entries)
 		_ours=$(grep -c '=> seq_buf_alloc$' trace)
 		[ "$_all" = "$_ours" ] && break
 	done
@@ -200,10 +200,8 @@ snapshot() {
 	mark "two: after cd"
 	cd .
 	mark "three: after the second cd"
-	echo "-- snapshot:"
-	trace_body snapshot | sed 's/.*tracing_mark_write: //'
-	echo "-- trace:"
-	trace_body | sed 's/.*tracing_mark_write: //'
+	messages snapshot
+	messages trace
 	show $CHDIR/trigger
 	echo 0 > snapshot
 }

@@ -124,7 +124,7 @@ latency_trace() {
 	else
 		echo "  function entries: $_n"
 	fi
-	echo "  stack traces: $(grep -c '<stack trace>' /tmp/latency)"
+	echo "  stack traces: $(stack_entries /tmp/latency)"
 }
 
 function_trace() {
