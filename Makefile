@@ -15,8 +15,9 @@ FTLAB  := $(PYTHON) scripts/ftlab.py
 # Options passed through to the harness when set on the command line.
 FTLAB_OPTS := $(if $(KERNEL),--kernel $(KERNEL)) $(if $(BUILD),--build-dir $(BUILD)) \
 	$(if $(GDB_PORT),--gdb-port $(GDB_PORT)) $(if $(TIMEOUT),--timeout $(TIMEOUT)) \
-	$(if $(V),--verbose) $(if $(BASE),--base $(BASE)) $(if $(FULL),--full) \
-	$(if $(BENCH_KERNELS),--bench-kernels "$(BENCH_KERNELS)")
+	$(if $(V),--verbose) $(if $(BASE),--base $(BASE)) \
+	$(if $(LIST),--list) $(if $(CHECK),--check $(CHECK)) \
+	$(if $(FULL),--full) $(if $(BENCH_KERNELS),--bench-kernels "$(BENCH_KERNELS)")
 
 NUMBERED := lab gdb shell kernel
 TARGETS  := $(NUMBERED) list docs check bench clean distclean deps rebase help

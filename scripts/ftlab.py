@@ -23,6 +23,8 @@ options (make variables in brackets):
   --build-dir DIR     where the tree, objects and logs go (BUILD=DIR)
   --gdb-port PORT     gdbstub port for "gdb" (GDB_PORT=PORT, default 1234)
   --timeout SECONDS   guest time limit (TIMEOUT=SECONDS)
+  --list              with lab: list the lab's checks, run nothing (LIST=1)
+  --check ID          with lab: run only that check (CHECK=ID)
   --base VERSION      with rebase: the Debian version to move to (BASE=...)
   --verbose           show the commands run (V=1)
 """
@@ -30,7 +32,6 @@ options (make variables in brackets):
 import argparse
 import os
 import shutil
-import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -80,6 +81,8 @@ def parse_args(argv):
     p.add_argument("--gdb-port", type=int, default=1234)
     p.add_argument("--timeout", type=int)
     p.add_argument("--base")
+    p.add_argument("--list", action="store_true")
+    p.add_argument("--check")
     p.add_argument("--all", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--full", action="store_true")
     p.add_argument("--bench-kernels")
@@ -89,6 +92,13 @@ def parse_args(argv):
         args.number = parse_checkpoint(args.command, args.number)
     elif args.number is not None:
         raise UsageError(f"'make {args.command}' takes no checkpoint number")
+    if (args.list or args.check) and args.command != "lab":
+        raise UsageError("LIST=1 and CHECK=ID go with 'make lab N'")
+    if args.check:
+        ids = [c.id for c in series.lookup(args.number).checks()]
+        if args.check not in ids:
+            raise UsageError(f"lab {args.number:02d} has no check '{args.check}'. "
+                             f"Its checks: {', '.join(ids)} ('make lab {args.number} LIST=1')")
     if args.command == "rebase" and not args.base:
         raise UsageError("which version? Say 'make rebase BASE=6.1.NNN-N' (a version "
                          "'apt-cache madison linux-source-6.1' lists)")
@@ -110,6 +120,19 @@ def cmd_list(args):
         print(f"{cp.number:>2}  {cp.name:<22} {len(cp.patches()):>7}  {state:<9} {lab}")
     up = kbuild.Kernel(args.build_dir, "upstream")
     print(f"{'':>2}  {'upstream (reference)':<22} {'-':>7}  {'built' if up.built() else 'not built':<9}")
+    return 0
+
+
+def cmd_list_checks(args):
+    """make lab N LIST=1: the lab's checks, as lab.sh registers them."""
+    cp = series.lookup(args.number)
+    checks = cp.checks()
+    print(f"lab {cp.number:02d}: {cp.title}")
+    width = max((len(c.id) for c in checks), default=2)
+    kinds = max((len(c.kind) for c in checks), default=4)
+    for c in checks:
+        print(f"  {c.id:<{width}}  {c.kind:<{kinds}}  {c.title}")
+    print(f"run one with 'make lab {cp.number} CHECK=ID'")
     return 0
 
 
@@ -143,7 +166,7 @@ def cmd_numbered(args, session):
     session.prepare()
     kernel = target_kernel(args)
     if args.command == "lab":
-        tally = labrun.run_one_lab(session, args.number, kernel)
+        tally = labrun.run_one_lab(session, args.number, kernel, only=args.check)
         return tally.close()
     k = session.kernel(kernel)
     if args.command == "kernel":
@@ -152,9 +175,8 @@ def cmd_numbered(args, session):
         return 0
     initrd = session.initrd()
     if args.command == "shell":
-        append = qemu.append(["shell"], kernel)
         ui.step(f"booting {k.label} to a shell (leave with 'reboot -f' or Ctrl-A X)")
-        return subprocess.run(qemu.command(k.bzimage, initrd, append, interactive=True)).returncode
+        return qemu.interactive(k, initrd, ["shell"])
     cp = series.lookup(args.number)
     log = os.path.join(session.logs, f"gdb-{k.name}.console.log")
     gdbrun.interactive(k, initrd, cp, args.gdb_port, log)
@@ -167,6 +189,8 @@ def dispatch(argv):
     os.environ["FTLAB_BUILD_DIR"] = args.build_dir
     if args.command == "list":
         return cmd_list(args)
+    if args.command == "lab" and args.list:
+        return cmd_list_checks(args)
     if args.command == "clean":
         return cmd_clean(args)
     if args.command == "docs":

@@ -16,10 +16,6 @@
 
 ENABLE=events/sched/sched_switch/enable
 
-state() {
-	echo "$1: enable reads $(cat $ENABLE)"
-}
-
 # Is the tracepoint registered? set_event lists every event whose
 # tracepoint is registered, soft disabled or not.
 armed() {
@@ -31,14 +27,10 @@ armed() {
 }
 
 # Empty the trace, let tasks switch, then say whether sched_switch recorded.
-switches() {
-	echo > trace
+switches_now() {
+	clear_trace
 	hit_functions
-	if trace_body | grep -q 'sched_switch:'; then
-		echo "sched_switch in trace: some"
-	else
-		echo "sched_switch in trace: none"
-	fi
+	switches
 }
 
 soft_on() {
@@ -54,11 +46,11 @@ plain() {
 	state "at start"
 	echo 1 > $ENABLE
 	state "after echo 1"
-	switches
+	switches_now
 	echo 0 > $ENABLE
 	state "after echo 0"
 	armed
-	switches
+	switches_now
 }
 guard plain "without soft mode, enable reads 0 or 1 and means it" plain
 
@@ -69,10 +61,10 @@ soft_disabled() {
 	soft_on
 	state "in soft mode, soft disabled"
 	armed
-	switches
+	switches_now
 	soft_off
 	state "out of soft mode"
-	switches
+	switches_now
 }
 check soft-disabled "a soft disabled event reads 0*, keeps its tracepoint and records nothing" soft_disabled
 
@@ -84,11 +76,11 @@ soft_writes() {
 	echo 1 > $ENABLE
 	state "after echo 1"
 	ask_gdb ft-event sched sched_switch
-	switches
+	switches_now
 	echo 0 > $ENABLE
 	state "after echo 0"
 	armed
-	switches
+	switches_now
 	soft_off
 	state "out of soft mode"
 	armed

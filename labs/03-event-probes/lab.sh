@@ -14,23 +14,10 @@
 
 ENABLE=events/sched/sched_switch/enable
 
-state() {
-	echo "$1: enable reads $(cat $ENABLE)"
-}
-
-# sched_switch lines recorded so far: "none" or "some".
-switches() {
-	if trace_body | grep -q 'sched_switch:'; then
-		echo "sched_switch in trace: some"
-	else
-		echo "sched_switch in trace: none"
-	fi
-}
-
 # The event stays off, its tracepoint armed, until the probed function runs.
 until_hit() {
 	state "before"
-	try_write 'ksys_sync:enable_event:sched:sched_switch' set_ftrace_filter
+	setup 'ksys_sync:enable_event:sched:sched_switch' set_ftrace_filter
 	probes
 	state "probe added, ksys_sync not run yet"
 	hit_functions
@@ -49,7 +36,7 @@ check until-hit "the target event reads 0* and records nothing until the probe f
 # switched off by hand.
 enable_count() {
 	echo 1 > $ENABLE
-	try_write 'try_to_wake_up:enable_event:sched:sched_switch:2' set_ftrace_filter
+	setup 'try_to_wake_up:enable_event:sched:sched_switch:2' set_ftrace_filter
 	state "probe added on an enabled event"
 	hit_functions
 	probes
@@ -65,7 +52,7 @@ check enable-count "try_to_wake_up:enable_event:sched:sched_switch:2 switches th
 # The second example: disable_event on schedule, starting from a disabled
 # event, which the probe then keeps off twice.
 disable_count() {
-	try_write 'schedule:disable_event:sched:sched_switch:2' set_ftrace_filter
+	setup 'schedule:disable_event:sched:sched_switch:2' set_ftrace_filter
 	state "probe added on a disabled event"
 	hit_functions
 	probes
@@ -81,7 +68,8 @@ check disable-count "schedule:disable_event:sched:sched_switch:2 switches the ev
 # Soft mode is counted: it ends with its last user, and the event is left
 # the way the probes last set it.
 removal() {
-	try_write 'ksys_sync:enable_event:sched:sched_switch' set_ftrace_filter
+	setup 'ksys_sync:enable_event:sched:sched_switch' set_ftrace_filter
+	probes
 	try_write '!ksys_sync:enable_event:sched:sched_switch' set_ftrace_filter
 	state "removed before it fired"
 	probes
@@ -102,7 +90,7 @@ removal() {
 check removal "removing the last probe ends soft mode; the event keeps the state the probe set" removal
 
 errors() {
-	try_write 'ksys_sync:enable_event:sched:sched_switch:0x2' set_ftrace_filter
+	setup 'ksys_sync:enable_event:sched:sched_switch:0x2' set_ftrace_filter
 	probes
 	try_write 'ksys_sync:enable_event:nosuchsystem:sched_switch' set_ftrace_filter
 	try_write 'ksys_sync:enable_event:sched:nosuchevent' set_ftrace_filter

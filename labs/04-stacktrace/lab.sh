@@ -12,15 +12,10 @@ stack_lines() {
 	grep '^ => ' "${1:-trace}"
 }
 
-# stack_entries [FILE]: how many stack trace entries the buffer holds.
-stack_entries() {
-	grep -c '<stack trace>' "${1:-trace}"
-}
-
 # The sync system call reaches ksys_sync() by one path only, so the whole
 # stack is known in advance.
 first_frame() {
-	try_write 'ksys_sync:stacktrace' set_ftrace_filter
+	setup 'ksys_sync:stacktrace' set_ftrace_filter
 	sync
 	echo "stack trace entries: $(stack_entries)"
 	stack_lines
@@ -40,7 +35,7 @@ check first-frame "sync gives one entry: ksys_sync, then its callers, no ftrace 
 # entry can be written, and the count is left alone.
 count() {
 	echo 0 > tracing_on
-	try_write 'kernel_clone:stacktrace:2' set_ftrace_filter
+	setup 'kernel_clone:stacktrace:2' set_ftrace_filter
 	hit_functions
 	echo "with tracing off: $(grep stacktrace set_ftrace_filter)"
 	echo 1 > tracing_on
@@ -55,8 +50,8 @@ check count "kernel_clone:stacktrace:2 records exactly two stack traces" count
 # Plain and counted probes are two kinds: "!f:stacktrace" removes only the
 # plain one, a counted one is removed by naming a count, any count.
 removal() {
-	try_write 'kernel_clone:stacktrace' set_ftrace_filter
-	try_write 'ksys_sync:stacktrace:3' set_ftrace_filter
+	setup 'kernel_clone:stacktrace' set_ftrace_filter
+	setup 'ksys_sync:stacktrace:3' set_ftrace_filter
 	probes
 	try_write '!ksys_sync:stacktrace' set_ftrace_filter
 	try_write '!kernel_clone:stacktrace' set_ftrace_filter
@@ -71,7 +66,7 @@ removal() {
 check removal "listed as :unlimited and :count=N; removed with !f:stacktrace and !f:stacktrace:0" removal
 
 errors() {
-	try_write 'kernel_clone:stacktrace' set_ftrace_filter
+	setup 'kernel_clone:stacktrace' set_ftrace_filter
 	try_write 'kernel_clone:stacktrace' set_ftrace_filter
 	try_write 'kernel_clone:stacktrace:abc' set_ftrace_filter
 	try_write 'no_such_function_xyz:stacktrace' set_ftrace_filter
@@ -84,7 +79,7 @@ check errors "a probe already there, a bad count, no such function, notrace: EIN
 
 instance() {
 	mkdir instances/lab04
-	try_write 'ksys_sync:stacktrace' instances/lab04/set_ftrace_filter
+	setup 'ksys_sync:stacktrace' instances/lab04/set_ftrace_filter
 	sync
 	echo "top level: $(stack_entries) stack trace entries"
 	echo "lab04: $(stack_entries instances/lab04/trace) stack trace entries"

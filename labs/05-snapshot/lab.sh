@@ -14,23 +14,12 @@ free_snapshot() {
 	echo 0 > snapshot
 }
 
-# messages FILE: the marker texts found in FILE, one per line.
-messages() {
-	echo "-- $1:"
-	grep -v '^#' "$1" | sed 's/.*tracing_mark_write: //'
-}
-
-# snapshot_state [DIR]: "allocated" or "freed", from the snapshot file.
-snapshot_state() {
-	grep -o 'Snapshot is [a-z]*' "${1:-.}/snapshot"
-}
-
 # The buffer is allocated when the probe is added, before it ever fires.
 allocate() {
 	free_snapshot
 	mkdir instances/lab05
 	snapshot_state
-	try_write 'ksys_sync:snapshot' set_ftrace_filter
+	setup 'ksys_sync:snapshot' set_ftrace_filter
 	snapshot_state
 	messages snapshot
 	echo "instance lab05: $(snapshot_state instances/lab05)"
@@ -41,7 +30,7 @@ check allocate "adding the probe allocates the snapshot buffer of its instance, 
 
 swap() {
 	free_snapshot
-	try_write 'ksys_sync:snapshot' set_ftrace_filter
+	setup 'ksys_sync:snapshot' set_ftrace_filter
 	mark "one: before sync"
 	mark "two: before sync"
 	sync
@@ -53,7 +42,7 @@ check swap "sync swaps the buffers: lines written before it are in snapshot, lat
 
 count() {
 	free_snapshot
-	try_write 'ksys_sync:snapshot:1' set_ftrace_filter
+	setup 'ksys_sync:snapshot:1' set_ftrace_filter
 	mark "first"
 	sync
 	mark "second"
@@ -69,8 +58,8 @@ check count "ksys_sync:snapshot:1 swaps at the first sync only" count
 # plain one, a counted one is removed by naming a count, any count.
 removal() {
 	free_snapshot
-	try_write 'ksys_sync:snapshot' set_ftrace_filter
-	try_write 'ksys_sync:snapshot:5' set_ftrace_filter
+	setup 'ksys_sync:snapshot' set_ftrace_filter
+	setup 'ksys_sync:snapshot:5' set_ftrace_filter
 	probes
 	try_write '!ksys_sync:snapshot' set_ftrace_filter
 	probes

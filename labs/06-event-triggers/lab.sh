@@ -54,7 +54,7 @@ tracing() {
 # first read() allocates, and nothing is recorded; run after it, it is.
 article() {
 	state $KMALLOC
-	try_write 'enable_event:kmem:kmalloc:1' $READ/trigger
+	setup 'enable_event:kmem:kmalloc:1' $READ/trigger
 	mark armed
 	/bin/busybox true
 	mark "exec, no read"
@@ -82,12 +82,12 @@ check article "enable_event:kmem:kmalloc:1 on sys_enter_read: kmalloc records no
 # it. The removal ends the test; kmalloc is soft disabled, so its own
 # records are discarded, but the stack traces are kept.
 stacktrace_once() {
-	try_write 'stacktrace:5 if bytes_req >= 512' $KMALLOC/trigger
+	setup 'stacktrace:5 if bytes_req >= 512' $KMALLOC/trigger
 	for _i in 1 2 3; do
 		while read -r _l; do echo "read $_i: $_l"; done < $KMALLOC/trigger
 	done
 	try_write '!stacktrace' $KMALLOC/trigger
-	echo "stack traces in the buffer: $(grep -c '<stack trace>' trace)"
+	echo "stack traces in the buffer: $(stack_entries)"
 	echo "  of them through seq_buf_alloc: $(grep -c '=> seq_buf_alloc$' trace)"
 	echo "kmalloc records in the buffer: $(grep -c ' kmalloc: ' trace)"
 	state $KMALLOC
@@ -101,7 +101,7 @@ stacktrace() {
 	for _try in 1 2 3; do
 		echo > trace
 		stacktrace_once > /tmp/.stacktrace
-		_all=$(grep -c '<stack trace>' trace)
+		_all=$(stack_entries)
 		_ours=$(grep -c '=> seq_buf_alloc$' trace)
 		[ "$_all" = "$_ours" ] && break
 	done
@@ -114,7 +114,7 @@ check stacktrace "stacktrace:5 if bytes_req >= 512 on kmalloc: three 4096-byte a
 # one slot per target event. A refused command leaves nothing behind:
 # the list and the targets' soft mode are as before.
 one_per_event() {
-	try_write 'stacktrace' $QUIET/trigger
+	setup 'stacktrace' $QUIET/trigger
 	try_write 'stacktrace:3 if ret != 0' $QUIET/trigger
 	try_write 'snapshot' $QUIET/trigger
 	try_write 'snapshot:1' $QUIET/trigger
@@ -171,7 +171,7 @@ check bad-input "unknown command or event, bad count, bad filter, no expression,
 # traceoff:2 turns tracing off twice, counting only the hits that found
 # tracing on; then traceon:1 the same way round.
 onoff() {
-	try_write 'traceoff:2' $CHDIR/trigger
+	setup 'traceoff:2' $CHDIR/trigger
 	cd . && tracing $CHDIR
 	cd . && tracing $CHDIR
 	echo 1 > tracing_on
@@ -192,18 +192,16 @@ check onoff "traceoff:2 and traceon:1 on sys_enter_chdir: the count drops only w
 # swaps the buffers.
 snapshot() {
 	echo 0 > snapshot
-	grep -o 'Snapshot is [a-z]*' snapshot
-	try_write 'snapshot:1' $CHDIR/trigger
-	grep -o 'Snapshot is [a-z]*' snapshot
+	snapshot_state
+	setup 'snapshot:1' $CHDIR/trigger
+	snapshot_state
 	mark "one: before cd"
 	cd .
 	mark "two: after cd"
 	cd .
 	mark "three: after the second cd"
-	echo "-- snapshot:"
-	trace_body snapshot | sed 's/.*tracing_mark_write: //'
-	echo "-- trace:"
-	trace_body | sed 's/.*tracing_mark_write: //'
+	messages snapshot
+	messages trace
 	show $CHDIR/trigger
 	echo 0 > snapshot
 }
@@ -238,8 +236,8 @@ check removal "the empty list, > adds like >>, ! removes, the last removal leave
 # instance.
 instance() {
 	mkdir instances/lab06
-	try_write 'traceoff' instances/lab06/$CHDIR/trigger
-	try_write 'enable_event:kmem:kmalloc' instances/lab06/$CHDIR/trigger
+	setup 'traceoff' instances/lab06/$CHDIR/trigger
+	setup 'enable_event:kmem:kmalloc' instances/lab06/$CHDIR/trigger
 	show $CHDIR/trigger
 	state instances/lab06/$KMALLOC
 	state $KMALLOC

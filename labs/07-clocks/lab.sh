@@ -78,7 +78,7 @@ check clocks "trace_clock lists uptime and perf after counter; each can be selec
 # marker lines one second apart, and what their timestamps are.
 clock_run() {
 	mark "written under local"
-	try_truncate "$1" trace_clock
+	setup "$1" trace_clock
 	echo "marker lines left after selecting $1: $(markers)"
 	mark first
 	sleep 1
@@ -124,7 +124,7 @@ latency_trace() {
 	else
 		echo "  function entries: $_n"
 	fi
-	echo "  stack traces: $(grep -c '<stack trace>' /tmp/latency)"
+	echo "  stack traces: $(stack_entries /tmp/latency)"
 }
 
 function_trace() {
@@ -213,7 +213,7 @@ dumped() {
 # (it consumes what it prints) and turns tracing off.
 dump() {
 	mark "before the dump"
-	try_write 'ksys_sync:dump' set_ftrace_filter
+	setup 'ksys_sync:dump' set_ftrace_filter
 	probes
 	fire_quietly "dump 1"
 	probes
@@ -232,7 +232,7 @@ check dump "ksys_sync:dump prints the buffer to the console once, and empties it
 # "cpudump" dumps only this CPU's buffer, every time: a count is ignored.
 cpudump() {
 	mark "before the cpudump"
-	try_write 'ksys_sync:cpudump:5' set_ftrace_filter
+	setup 'ksys_sync:cpudump:5' set_ftrace_filter
 	probes
 	fire_quietly "cpudump 1"
 	echo "-- the kernel log after the first sync:"

@@ -137,7 +137,7 @@ def kernel_pass(session, kernel, tally, reference):
     labs = [cp for cp in cps if cp.has_lab and series.has_checkpoint(kernel, cp.number - 1)]
     plain = [cp for cp in labs if not cp.needs_gdb]
     whole_suite = kernel in ("upstream", last)
-    plan = ([f"lab:{cp.number:02d}" for cp in plain] + ["ftracetest", conformance.PLAN_ITEM]
+    plan = ([labrun.lab_item(cp.number) for cp in plain] + ["ftracetest", conformance.PLAN_ITEM]
             + ([conformance.FTALL_ITEM] if whole_suite else []))
     run, report = session.boot(k, plan, f"check-{k.name}")
     if not labrun.grade_boot(run, tally, f"boot {k.label}"):
@@ -165,6 +165,11 @@ def kernel_pass(session, kernel, tally, reference):
     # all kernels, they made every kernel a second time.)
     if kernel != "upstream":
         gdb_check(session, k, series.lookup(kernel), tally)
+        # the next lab's gdb script must fail here, for its own reason
+        following = series.lookup(kernel + 1)
+        if (following is not None and not following.needs_gdb
+                and os.path.exists(gdbrun.lab_gdb_script(following))):
+            labrun.gdb_before(session, k, following, tally)
     else:
         gdb_helpers_selftest(session, k, tally)
     return k, report
@@ -173,13 +178,13 @@ def kernel_pass(session, kernel, tally, reference):
 def harness_on_real_guests(session, k, report, upstream, tally):
     ui.step("the harness against real guests")
 
-    def boot(kernel, item, timeout):
+    def boot(kernel, item, timeout=None):
         log = os.path.join(session.logs, f"selftest-{item}.log")
-        return qemu.run(qemu.command(kernel.bzimage, session.initrd(),
-                                     qemu.append([item], kernel.kernel)), log, timeout)
+        return qemu.boot(kernel, session.initrd(), [item], log,
+                         timeout or session.timeout_for([item]))
 
     # A panic must end the run at once, with the panic shown.
-    run = boot(k, "panic", 120)
+    run = boot(k, "panic")
     tally.record(run.status == "crash" and run.seconds < 60
                  and any("Kernel panic" in l for l in run.problem),
                  "harness: a panicking guest fails within seconds, panic shown",
@@ -187,7 +192,7 @@ def harness_on_real_guests(session, k, report, upstream, tally):
     # A WARN from user space (upstream 6.1 has one) must end the run at
     # once, with the WARN's file:line and its call trace shown.
     if upstream is not None:
-        run = boot(upstream, "warn", 120)
+        run = boot(upstream, "warn")
         shown = "\n".join(run.explain())
         ok = (run.status == "crash" and run.seconds < 60
               and re.search(r"WARNING: CPU: \d+ PID: \d+ at \S*kernel/trace/ftrace\.c:\d+", shown)
@@ -198,7 +203,7 @@ def harness_on_real_guests(session, k, report, upstream, tally):
             ui.block(run.explain())
     # A report only the kernel log has (lockdep's level is below the
     # console's) must fail a run that otherwise finished.
-    run = boot(k, "log-report", 120)
+    run = boot(k, "log-report")
     shown = "\n".join(run.explain())
     ok = run.status == "kernel-report" and "possible circular locking" in shown
     tally.record(ok, "harness: a report in the kernel log alone fails the run, and is shown",
@@ -231,7 +236,7 @@ def gdb_check(session, k, cp, tally):
     if cp.needs_gdb or not os.path.exists(gdbrun.lab_gdb_script(cp)):
         return
     ui.step(f"gdb script of lab {cp.number:02d}, unattended, on {k.label}")
-    ok, evidence, _run = gdbrun.unattended(k, session.initrd(), cp, labrun.free_port(),
+    ok, evidence, _run = gdbrun.unattended(k, session.initrd(), cp, gdbrun.free_port(),
                                            session.logs, session.timeout_for)
     tally.record(ok, f"gdb lab {cp.number:02d} [{k.name}]")
     ui.block(evidence)
@@ -240,29 +245,52 @@ def gdb_check(session, k, cp, tally):
 def gdb_helpers_selftest(session, k, tally):
     """Every ft- helper on upstream 6.1 (kernel k), where all it reads exists."""
     ui.step("gdb helpers on upstream 6.1: probes, event flags, triggers, clock, breakpoints")
-    ok, evidence = gdbrun.selftest(k, session.initrd(), labrun.free_port(), session.logs,
+    ok, evidence = gdbrun.selftest(k, session.initrd(), gdbrun.free_port(), session.logs,
                                    session.timeout_for)
     tally.record(ok, "gdb helpers [upstream] print probes, flags, triggers, clock as expected")
     ui.block(evidence)
 
 
+class Parts:
+    """How long each part of make check took, printed at its end."""
+
+    def __init__(self):
+        self.times = []
+
+    def time(self, name, fn, *args):
+        timer = ui.Timer()
+        result = fn(*args)
+        self.times.append((name, timer.seconds))
+        return result
+
+    def report(self, total):
+        print(f"\nmake check took {total}:")
+        width = max((len(name) for name, _s in self.times), default=0)
+        for name, seconds in self.times:
+            print(f"  {name:<{width}}  {seconds:6.0f} s")
+
+
 def run(session):
     timer = ui.Timer()
+    parts = Parts()
     tally = ui.Tally()
-    self_tests(tally)
-    session.prepare()
-    checkpatch(session, tally)
-    series_versions(session, tally)
-    docs.check(tally)
+    parts.time("harness self-tests", self_tests, tally)
+    parts.time("tree and packages", session.prepare)
+    parts.time("checkpatch", checkpatch, session, tally)
+    parts.time("series versions", series_versions, session, tally)
+    parts.time("docs", docs.check, tally)
     cps = series.checkpoints()
     reference = Reference()
-    upstream, _report = kernel_pass(session, "upstream", tally, reference)
+    upstream, _report = parts.time("kernel upstream", kernel_pass, session, "upstream", tally,
+                                   reference)
     first = None
     for cp in cps:
-        k, report = kernel_pass(session, cp.number, tally, reference)
+        k, report = parts.time(f"kernel cp{cp.number}", kernel_pass, session, cp.number, tally,
+                               reference)
         if first is None and k is not None:
             first = (k, report)
     if first:
-        harness_on_real_guests(session, first[0], first[1], upstream, tally)
-    print(f"\nmake check took {timer}")
+        parts.time("harness on real guests", harness_on_real_guests, session, first[0],
+                   first[1], upstream, tally)
+    parts.report(timer)
     return tally.close()

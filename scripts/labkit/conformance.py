@@ -67,9 +67,7 @@ def parse_corpus(text):
     that is not "ID FLAGS STEP [ ;; STEP ]...", an unknown flag or a
     duplicate id."""
     cases, seen = [], set()
-    for n, line in enumerate(text.splitlines(), 1):
-        if not line.strip() or line.startswith("#"):
-            continue
+    for n, line in series.data_lines(text):
         parts = line.split(None, 2)
         if len(parts) < 3 or not _ID_RE.match(parts[0]):
             raise ValueError(f"corpus:{n}: want 'ID FLAGS STEP [ ;; STEP ]...': {line}")
@@ -459,10 +457,7 @@ def parse_exceptions(text):
     checkpoint that makes the test pass (the exception holds before it),
     or "-" for an exception on every checkpoint (a flaky test)."""
     out = {}
-    for n, line in enumerate(text.splitlines(), 1):
-        line = line.strip()
-        if not line or line.startswith("#"):
-            continue
+    for n, line in series.data_lines(text):
         parts = line.split(None, 2)
         if len(parts) < 3 or not (parts[1] == "-" or parts[1].isdigit()):
             raise ValueError(f"ftracetest-exceptions:{n}: want 'TEST UNTIL REASON': {line}")

@@ -42,10 +42,7 @@ class Matrix:
 
 def parse(text):
     rows = {}
-    for n, line in enumerate(text.splitlines(), 1):
-        line = line.strip()
-        if not line or line.startswith("#"):
-            continue
+    for n, line in series.data_lines(text):
         parts = line.split(None, 3)
         if len(parts) < 3 or parts[1] not in RESULTS or not parts[2].isdigit():
             raise ValueError(f"ftracetest.matrix:{n}: want 'TEST RESULT-BEFORE CHECKPOINT WHY': {line}")

@@ -13,31 +13,31 @@ A lab's gdb script serves both ways: breakpoint commands end with
 so that the unattended run goes on where a learner gets a prompt. The
 guest runs "sync" when the lab script is done; the unattended run stops
 there (a breakpoint on ksys_sync, conditional on the console showing the
-lab's end, since labs may call sync themselves) and its output is checked against the
-lab's gdb.expected: lines that must appear, in that order.
+lab's end, since labs may call sync themselves), and everything gdb
+printed since the lab script was loaded must be the lab's gdb.expected,
+line for line (grade.gdb_region). QEMU is started by qemu.Guest, as every
+guest is: its console goes to a log (which ft-console reads) and is
+watched for crashes while gdb runs.
 """
 
-import difflib
 import os
 import re
 import signal
 import subprocess
-import time
 
-from . import protocol, qemu, series, ui
+from . import grade, qemu, series, ui
 
 HELPERS = [os.path.join(series.ROOT, "gdb-scripts", name)
            for name in ("ftrace_labs.py", "lab_requests.py")]
-_ADDR = re.compile(r"0x[0-9a-f]{8,16}")
-_END = re.compile(r"Breakpoint \d+, .*ksys_sync")
 
 
 SELFTEST_PLAN = "gdb-selftest"
 
 
-def lab_plan(cp):
-    """The plan item that runs lab cp under gdb (initramfs/init)."""
-    return f"gdb:{cp.number:02d}"
+def lab_plan(cp, only=None):
+    """The plan item that runs lab cp (only its check 'only') under gdb
+    (initramfs/init)."""
+    return f"gdb:{cp.number:02d}" + (f":{only}" if only else "")
 
 
 def lab_gdb_script(cp):
@@ -47,7 +47,8 @@ def lab_gdb_script(cp):
 def gdb_command(kernel, cp, port, batch=False, script=None):
     """gdb on kernel's vmlinux, attached to the gdbstub at port, with our
     helpers and the lab's gdb script (or another 'script'). In batch mode
-    the run goes on to the guest's final sync."""
+    the run goes on to the guest's final sync. Without a port, no guest:
+    gdb only loads the script against vmlinux (offline_region)."""
     tree_gdb = os.path.join(os.path.dirname(os.path.realpath(
         os.path.join(kernel.obj, "vmlinux-gdb.py"))))
     cmd = ["gdb", "-q", "-nx",
@@ -57,33 +58,34 @@ def gdb_command(kernel, cp, port, batch=False, script=None):
            "-iex", "set confirm off",
            # vmlinux has all its debug info: no asking to download any
            "-iex", "set debuginfod enabled off",
-           "-ex", f"set $ft_batch = {1 if batch else 0}",
-           "-ex", f"target remote :{port}"]
+           "-ex", f"set $ft_batch = {1 if batch else 0}"]
+    if port:
+        cmd += ["-ex", f"target remote :{port}"]
     for helper in HELPERS:
         cmd += ["-x", helper]
+    # gdb runs -x and -ex in their order: what follows is the lab's (graded)
+    cmd += ["-ex", f"echo {grade.GDB_BEGIN}\\n"]
     if script:
         cmd += ["-x", script]
     elif os.path.exists(lab_gdb_script(cp)):
         cmd += ["-x", lab_gdb_script(cp)]
     if batch:
         cmd = cmd[:1] + ["-batch"] + cmd[1:]
-    if batch and not script:
+    if batch and port and not script:
         cmd += ["-ex", "break ksys_sync if $_ft_lab_finished()", "-ex", "continue"]
     cmd.append(kernel.vmlinux)
     return cmd
 
 
-def start_guest(kernel, initrd, cp, port, log, plan=None):
-    append = qemu.append([plan or lab_plan(cp)], kernel.kernel)
-    cmd = qemu.command(kernel.bzimage, initrd, append, gdb_port=port, paused=True)
-    cmd = [c if c != "stdio" else f"file:{log}" for c in cmd]
-    os.makedirs(os.path.dirname(log), exist_ok=True)
-    return subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.STDOUT)
+def start_guest(kernel, initrd, port, log, plan):
+    """QEMU paused under a gdbstub at port, its console streamed to log
+    (qemu.Guest: one launcher, one crash detector for every run)."""
+    return qemu.Guest(qemu.guest_command(kernel, initrd, [plan], gdb_port=port), log,
+                      own_session=True)
 
 
 def interactive(kernel, initrd, cp, port, log):
-    guest = start_guest(kernel, initrd, cp, port, log)
+    guest = start_guest(kernel, initrd, port, log, lab_plan(cp))
     ui.step(f"checkpoint {cp.number} is paused before boot; gdb attaches on port {port}")
     ui.info(f"guest console: {os.path.relpath(log)} (ft-console shows its tail)")
     ui.info("gdb: 'continue' boots the guest and runs the lab; Ctrl-C stops it; "
@@ -98,67 +100,41 @@ def interactive(kernel, initrd, cp, port, log):
         finally:
             signal.signal(signal.SIGINT, old)
     finally:
-        guest.kill()
-        guest.wait()
-
-
-def normalise(lines):
-    return [_ADDR.sub("ADDR", l.rstrip()) for l in lines]
-
-
-def missing_in_order(want, got):
-    """The expected lines not found in 'got' in order (a subsequence match)."""
-    it = iter(got)
-    missing = []
-    for line in want:
-        for g in it:
-            if g == line:
-                break
-        else:
-            missing.append(line)
-            it = iter([])
-    return missing
-
-
-def load_expected(cp):
-    path = os.path.join(cp.lab_dir, "gdb.expected")
-    with open(path, encoding="utf-8") as f:
-        return [l.rstrip() for l in f if l.strip() and not l.startswith("#")]
+        run = guest.watch(float("inf"), stop=lambda: True)
+    if run.status in ("crash", "kernel-report", "guest-error"):
+        ui.block(run.explain())
 
 
 class BatchRun:
     """What an unattended gdb run left: gdb's output (addresses normalised),
-    the guest's console, and whether the run broke (crash, time-out, a
-    report in the kernel log, or an error the guest reported)."""
+    the guest's run (qemu.Run: its console and how it ended), and whether
+    the run broke (crash, time-out, a report in the kernel log, or an error
+    the guest reported)."""
 
-    def __init__(self, gdb_lines, console, timed_out, timeout, log, gdb_log):
+    def __init__(self, gdb_lines, guest, timeout, gdb_log):
         self.gdb_lines = gdb_lines
-        self.console = console
-        self.crash = qemu.crash_excerpt(console)
-        self.reports = qemu.kernel_log_reports(console)
-        self.errors = protocol.parse(console).errors
-        self.timed_out = timed_out
+        self.guest = guest
+        self.console = guest.lines
         self.timeout = timeout
-        self.log, self.gdb_log = log, gdb_log
+        self.log, self.gdb_log = guest.log, gdb_log
 
     @property
     def broken(self):
-        return self.timed_out or bool(self.crash) or bool(self.reports) or bool(self.errors)
+        return self.guest.status in ("timeout", "crash", "kernel-report", "guest-error")
 
     def problems(self):
-        found = []
-        if self.timed_out:
-            found.append(f"gdb did not finish in {self.timeout} s")
-        if self.crash:
-            found.append("the guest crashed (panic, oops, BUG or WARN):")
-            found += ["    " + l for l in self.crash[:25]]
-        if self.reports:
-            found.append("the guest's kernel log has a problem report:")
-            found += ["    " + l for l in self.reports[:25]]
-        if self.errors:
-            found.append("the guest reported an error:")
-            found += ["    " + l for l in self.errors]
-        return found
+        status, problem = self.guest.status, self.guest.problem
+        if status == "timeout":
+            return [f"gdb did not finish in {self.timeout} s"]
+        if status == "crash":
+            return (["the guest crashed (panic, oops, BUG or WARN):"]
+                    + ["    " + l for l in problem[:25]])
+        if status == "kernel-report":
+            return (["the guest's kernel log has a problem report:"]
+                    + ["    " + l for l in problem[:25]])
+        if status == "guest-error":
+            return ["the guest reported an error:"] + ["    " + l for l in problem]
+        return []
 
     def where(self):
         return f"gdb log: {os.path.relpath(self.gdb_log)}; console: {os.path.relpath(self.log)}"
@@ -168,87 +144,171 @@ def batch_run(kernel, initrd, cp, port, logdir, tag, timeout_for, script=None, p
     """Boot kernel paused, run gdb in batch mode against it (the lab's gdb
     script, or 'script'), then stop the guest. Logs are named after tag.
     timeout_for(plan) gives the time limit, as for every guest run
-    (labrun.Session.timeout_for: the user's TIMEOUT, else the default)."""
+    (labrun.Session.timeout_for: the user's TIMEOUT, else the default).
+    The guest's console is watched while gdb runs: a crash ends both."""
     plan = plan or lab_plan(cp)
     timeout = timeout_for([plan])
     log = os.path.join(logdir, f"gdb-{tag}.console.log")
     gdb_log = os.path.join(logdir, f"gdb-{tag}.gdb.log")
-    guest = start_guest(kernel, initrd, cp, port, log, plan=plan)
-    timed_out = False
+    guest = start_guest(kernel, initrd, port, log, plan)
+    gdb = None
     try:
-        time.sleep(0.5)
         env = dict(os.environ, FTLAB_CONSOLE_LOG=log)
         with open(gdb_log, "w") as out:
-            try:
-                subprocess.run(gdb_command(kernel, cp, port, batch=True, script=script),
-                               env=env, stdin=subprocess.DEVNULL, stdout=out,
-                               stderr=subprocess.STDOUT, timeout=timeout)
-            except subprocess.TimeoutExpired:
-                timed_out = True
+            gdb = subprocess.Popen(gdb_command(kernel, cp, port, batch=True, script=script),
+                                   env=env, stdin=subprocess.DEVNULL, stdout=out,
+                                   stderr=subprocess.STDOUT)
+            run = guest.watch(timeout, stop=lambda: gdb.poll() is not None)
     finally:
-        guest.kill()
-        guest.wait()
+        if gdb is not None and gdb.poll() is None:
+            gdb.kill()
+        if gdb is not None:
+            gdb.wait()
+        guest.stop()
     with open(gdb_log, errors="replace") as f:
-        gdb_lines = normalise(f.readlines())
-    with open(log, errors="replace") as f:
-        console = [l.rstrip() for l in f]
-    return BatchRun(gdb_lines, console, timed_out, timeout, log, gdb_log)
+        gdb_lines = grade.normalise_gdb(f.readlines())
+    return BatchRun(gdb_lines, run, timeout, gdb_log)
 
 
-def unattended(kernel, initrd, cp, port, logdir, timeout_for):
+def unattended(kernel, initrd, cp, port, logdir, timeout_for, plan=None):
     """Run the lab's gdb script in batch mode. Returns (ok, evidence, run):
-    ok when the lines of the lab's gdb.expected came, in order, the guest
-    reached the lab's end and nothing broke. run.console is what the guest
-    printed (a "# flags: gdb" lab is graded from it)."""
+    ok when what gdb printed while the guest ran is the lab's gdb.expected
+    (grade.gdb_region), the guest reached the lab's end and nothing broke.
+    run.console is what the guest printed (a "# flags: gdb" lab is graded
+    from it)."""
     run = batch_run(kernel, initrd, cp, port, logdir, f"{kernel.name}-lab{cp.number:02d}",
-                    timeout_for)
+                    timeout_for, plan=plan)
     evidence = run.problems()
-    missing = missing_in_order(load_expected(cp), run.gdb_lines)
-    if missing:
-        evidence.append("expected gdb output lines missing (in this order):")
-        evidence += ["    " + l for l in missing[:15]]
-    if not any(_END.search(l) for l in run.gdb_lines):
-        evidence.append("the guest never reached the end of the lab under gdb")
+    evidence += grade_gdb_lab(cp, run.gdb_lines)
     if evidence:
         evidence.append(run.where())
     return not evidence, evidence, run
 
 
+def grade_gdb_lab(cp, gdb_lines):
+    """The differences between gdb's output and the lab's gdb.expected."""
+    evidence = []
+    want = grade.load_expected(cp.lab_dir, "gdb.expected", marker=None)
+    differences = grade.compare(want, grade.gdb_region(gdb_lines))
+    if differences:
+        evidence.append("gdb's output differs from gdb.expected:")
+        evidence += ["    " + l for l in differences[:40]]
+    if not grade.gdb_reached_end(gdb_lines):
+        evidence.append("the guest never reached the end of the lab under gdb")
+    return evidence
+
+
+# --- the lab's gdb script on the checkpoint before its own ---------------------
+#
+# A lab's gdb script must fail there for its own reason, and labs/NN-*/
+# gdb.before records how: gdb's output (grade.gdb_region) up to its first
+# difference from gdb.expected. The cheap way first: gdb loads the script
+# against the previous checkpoint's vmlinux, no guest; when the
+# breakpoint functions or types the checkpoint adds are missing, that
+# shows at once (seconds). Only when it does not is the guest booted
+# under gdb, as on the lab's own checkpoint.
+
+GDB_BEFORE = "gdb.before"
+
+
+def offline_region(kernel, cp, logdir):
+    """What the lab's gdb script prints when loaded against kernel's
+    vmlinux without a guest."""
+    log = os.path.join(logdir, f"gdb-{kernel.name}-lab{cp.number:02d}.offline.log")
+    with open(log, "w") as out:
+        subprocess.run(gdb_command(kernel, cp, None, batch=True), stdin=subprocess.DEVNULL,
+                       stdout=out, stderr=subprocess.STDOUT, timeout=300)
+    with open(log, errors="replace") as f:
+        return grade.gdb_region(f.read().splitlines()), log
+
+
+def fails_before(cp, region):
+    """(record, shows_failure): region up to its first difference from
+    gdb.expected, and whether it differs before it runs out."""
+    want = grade.load_expected(cp.lab_dir, "gdb.expected", marker=None)
+    record = grade.before_record(want, region)
+    if record[-1].endswith("Error in sourced command file:") and len(region) > len(record):
+        record.append(region[len(record)])      # the error itself
+    return record, record[-1:] != [grade.OUTPUT_ENDS] and not grade.same(want, region)
+
+
+def grade_before(cp, record, how):
+    """Evidence ([] when fine) that the lab's gdb script failed on the
+    previous checkpoint as labs/NN-*/gdb.before records."""
+    recorded = grade.load_expected(cp.lab_dir, GDB_BEFORE, marker=None)
+    where = os.path.relpath(os.path.join(cp.lab_dir, GDB_BEFORE), series.ROOT)
+    if not recorded:
+        return [f"{where} is missing; {how}, gdb printed up to its first difference:"] + [
+            "    " + l for l in record]
+    differences = grade.compare(recorded, record)
+    if differences:
+        return [f"{how}, gdb's output differs from {where}:"] + [
+            "    " + l for l in differences]
+    return []
+
+
+def previous_checkpoint(kernel, initrd, cp, logdir, timeout_for, booted=None):
+    """Lab cp's gdb script on kernel (checkpoint cp.number - 1). Returns
+    (ok, evidence, record, how): record is gdb's output up to its first
+    difference. 'booted': the BatchRun of a run under gdb already made
+    on kernel (a "# flags: gdb" lab always boots under gdb)."""
+    if booted is not None:
+        region, log = grade.gdb_region(booted.gdb_lines), booted.gdb_log
+        how = "under gdb on a booted guest"
+    else:
+        region, log = offline_region(kernel, cp, logdir)
+        how = "loaded against vmlinux, no guest"
+    record, failed = fails_before(cp, region)
+    if not failed and booted is None:
+        how = "under gdb on a booted guest"
+        run = batch_run(kernel, initrd, cp, free_port(), logdir,
+                        f"{kernel.name}-lab{cp.number:02d}", timeout_for)
+        record, failed = fails_before(cp, grade.gdb_region(run.gdb_lines))
+        log = run.gdb_log
+    evidence = grade_before(cp, record, how)
+    if not failed:
+        evidence.append("gdb's output is what the lab's checkpoint gives: the script "
+                        "detects nothing")
+    if evidence:
+        evidence.append(f"gdb log: {os.path.relpath(log)}")
+    return not evidence, evidence, record, how
+
+
+def free_port():
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
 SELFTEST = os.path.join(series.ROOT, "gdb-scripts", "selftest")
-
-
-def selftest_sections(lines):
-    """{command: [output lines]} from the '@@selftest COMMAND' markers."""
-    sections, current = {}, None
-    for line in lines:
-        if line.startswith("@@selftest "):
-            current = line.split(None, 1)[1].strip()
-            sections[current] = []
-        elif current is not None:
-            sections[current].append(line.rstrip())
-    sections.pop("end", None)
-    return sections
 
 
 def selftest(kernel, initrd, port, logdir, timeout_for):
     """Every helper on a guest where each structure it reads exists:
     gdb-scripts/selftest/guest.sh sets up probes, triggers, a clock; then
     selftest.gdb runs the helpers and their output is compared, command by
-    command, with gdb-scripts/selftest/expected (addresses normalised).
+    command, with gdb-scripts/selftest/expected (grade.normalise_gdb).
     Returns (ok, evidence)."""
     run = batch_run(kernel, initrd, None, port, logdir, f"selftest-{kernel.name}", timeout_for,
                     script=os.path.join(SELFTEST, "selftest.gdb"), plan=SELFTEST_PLAN)
-    got = selftest_sections(run.gdb_lines)
-    with open(os.path.join(SELFTEST, "expected"), encoding="utf-8") as f:
-        want = selftest_sections([l.rstrip("\n") for l in f if not l.startswith("#")])
-    evidence = run.problems()
+    return grade_selftest(run.gdb_lines, run.problems(), run.where())
+
+
+def grade_selftest(gdb_lines, evidence, where):
+    got = grade.parse_sections(grade.normalise_gdb(gdb_lines), grade.SELFTEST_SECTION)
+    want = grade.load_expected(SELFTEST, "expected", grade.SELFTEST_SECTION)
+    got.pop("end", None)
+    want.pop("end", None)
+    evidence = list(evidence)
     for command, lines in want.items():
         have = got.get(command)
         if have is None:
             evidence.append(f"{command}: no output (did gdb reach the end?)")
-        elif have != lines:
-            evidence += [f"{command}:"] + ["    " + l for l in difflib.unified_diff(
-                lines, have, "expected", "got", lineterm="", n=1)]
+            continue
+        differences = grade.compare(lines, have)
+        if differences:
+            evidence += [f"{command}:"] + ["    " + l for l in differences]
     if evidence:
-        evidence.append(run.where())
+        evidence.append(where)
     return not evidence, evidence

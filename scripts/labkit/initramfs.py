@@ -1,46 +1,36 @@
 """The guest's initramfs: busybox, /init, the guest library, every lab and
-the kernel's ftracetest. Written as a "newc" cpio archive by Python, so that
+the kernel's ftracetest. Written by the kernel's own usr/gen_init_cpio
+(built in every object folder) from a list of entries, so that
 /dev/console can be a device node without root rights."""
 
+import glob
 import os
-import stat
 import subprocess
 
 from . import ftmatrix, series
+from .errors import HarnessError
 
 BUSYBOX = "/bin/busybox"
 INIT_DIR = os.path.join(series.ROOT, "initramfs")
 
 
-class Cpio:
-    """A minimal writer of the cpio "newc" format the kernel unpacks."""
+class CpioList:
+    """The entries of a gen_init_cpio list (see usr/gen_init_cpio's usage)."""
 
-    def __init__(self, path):
-        self.f = open(path, "wb")
-        self.ino = 1
-
-    def _entry(self, name, mode, data=b"", rdev=(0, 0), mtime=0):
-        name_b = name.encode() + b"\0"
-        fields = [self.ino, mode, 0, 0, 1, mtime, len(data), 0, 0,
-                  rdev[0], rdev[1], len(name_b), 0]
-        self.ino += 1
-        head = b"070701" + b"".join(b"%08X" % v for v in fields)
-        self.f.write(head + name_b)
-        self.f.write(b"\0" * (-(len(head) + len(name_b)) % 4))
-        self.f.write(data)
-        self.f.write(b"\0" * (-len(data) % 4))
+    def __init__(self):
+        self.lines = []
 
     def directory(self, name):
-        self._entry(name, stat.S_IFDIR | 0o755)
+        self.lines.append(f"dir /{name} 0755 0 0")
 
-    def file(self, name, data, executable=False):
-        self._entry(name, stat.S_IFREG | (0o755 if executable else 0o644), data)
+    def file(self, name, source, executable=False):
+        self.lines.append(f"file /{name} {source} {'0755' if executable else '0644'} 0 0")
 
     def char_device(self, name, major, minor):
-        self._entry(name, stat.S_IFCHR | 0o600, rdev=(major, minor))
+        self.lines.append(f"nod /{name} 0600 0 0 c {major} {minor}")
 
     def symlink(self, name, target):
-        self._entry(name, stat.S_IFLNK | 0o777, target.encode())
+        self.lines.append(f"slink /{name} {target} 0777 0 0")
 
     def tree(self, name, src):
         """Copy a host folder in, keeping executable bits and symlinks."""
@@ -53,12 +43,32 @@ class Cpio:
             elif os.path.isdir(path):
                 self.tree(inner, path)
             else:
-                with open(path, "rb") as f:
-                    self.file(inner, f.read(), os.access(path, os.X_OK))
+                self.file(inner, path, os.access(path, os.X_OK))
 
-    def close(self):
-        self._entry("TRAILER!!!", 0)
-        self.f.close()
+    def text(self):
+        return "".join(line + "\n" for line in self.lines)
+
+
+def gen_init_cpio(build_dir):
+    """The kernel's usr/gen_init_cpio from any built object folder."""
+    found = sorted(glob.glob(os.path.join(build_dir, "obj", "*", "usr", "gen_init_cpio")))
+    if not found:
+        raise HarnessError("no usr/gen_init_cpio in build/obj/*: build a kernel first")
+    return found[0]
+
+
+def write(entries, out, tool):
+    """Write the cpio archive of 'entries' (a CpioList) to 'out' with tool
+    (gen_init_cpio), timestamps 0 so that the same input gives the same
+    archive."""
+    listing = out + ".list"
+    with open(listing, "w") as f:
+        f.write(entries.text())
+    with open(out, "wb") as f:
+        r = subprocess.run([tool, "-t", "0", listing], stdout=f, stderr=subprocess.PIPE)
+    if r.returncode != 0:
+        raise HarnessError(f"gen_init_cpio failed:\n{r.stderr.decode(errors='replace')}")
+    return out
 
 
 def ftrace_selftests(tree_path, dest):
@@ -75,26 +85,25 @@ def ftrace_selftests(tree_path, dest):
 
 def build(build_dir, tree_path, extra_files=None):
     out = os.path.join(build_dir, "initramfs.cpio")
-    selftests = ftrace_selftests(tree_path, os.path.join(build_dir, "initramfs-src"))
-    cpio = Cpio(out)
+    src = os.path.join(build_dir, "initramfs-src")
+    selftests = ftrace_selftests(tree_path, src)
+    tests = os.path.join(src, "ftracetest.list")
+    with open(tests, "w") as f:
+        f.write("\n".join(ftmatrix.load().tests()) + "\n")
+    cpio = CpioList()
     for d in ("bin", "sbin", "usr", "usr/bin", "proc", "sys", "dev", "tmp", "root", "lab"):
         cpio.directory(d)
     cpio.char_device("dev/console", 5, 1)
     cpio.char_device("dev/null", 1, 3)
-    with open(BUSYBOX, "rb") as f:
-        cpio.file("bin/busybox", f.read(), executable=True)
+    cpio.file("bin/busybox", BUSYBOX, executable=True)
     cpio.symlink("bin/sh", "busybox")
-    with open(os.path.join(INIT_DIR, "init"), "rb") as f:
-        cpio.file("init", f.read(), executable=True)
-    with open(os.path.join(INIT_DIR, "lib.sh"), "rb") as f:
-        cpio.file("lab/lib.sh", f.read())
+    cpio.file("init", os.path.join(INIT_DIR, "init"), executable=True)
+    cpio.file("lab/lib.sh", os.path.join(INIT_DIR, "lib.sh"))
     cpio.tree("lab/labs", series.LABS)
-    with open(os.path.join(series.ROOT, "gdb-scripts", "selftest", "guest.sh"), "rb") as f:
-        cpio.file("lab/gdb-selftest.sh", f.read(), executable=True)
+    cpio.file("lab/gdb-selftest.sh", os.path.join(series.ROOT, "gdb-scripts", "selftest",
+                                                  "guest.sh"), executable=True)
     cpio.tree("lab/ftrace", selftests)
-    cpio.file("lab/ftracetest.list", "\n".join(ftmatrix.load().tests()).encode() + b"\n")
+    cpio.file("lab/ftracetest.list", tests)
     for guest_path, host_path in sorted((extra_files or {}).items()):
-        with open(host_path, "rb") as f:
-            cpio.file(guest_path, f.read(), executable=os.access(host_path, os.X_OK))
-    cpio.close()
-    return out
+        cpio.file(guest_path, host_path, executable=os.access(host_path, os.X_OK))
+    return write(cpio, out, gen_init_cpio(build_dir))

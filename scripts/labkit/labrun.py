@@ -46,41 +46,15 @@ class Session:
 
     def timeout_for(self, plan):
         """The one time limit of every guest run, plain or under gdb: the
-        user's TIMEOUT when given, else default_timeout(plan)."""
-        return self.timeout or default_timeout(plan)
+        user's TIMEOUT when given, else qemu.timeout_for(plan)."""
+        return qemu.timeout_for(plan, self.timeout)
 
     def boot(self, k, plan, tag):
         """Boot kernel k with a plan (list of items); returns (qemu.Run, report)."""
-        timeout = self.timeout_for(plan)
         log = os.path.join(self.logs, f"{tag}.log")
-        append = qemu.append(plan, k.kernel)
         ui.step(f"booting {k.label} in QEMU: {', '.join(plan)} (console: {os.path.relpath(log)})")
-        run = qemu.run(qemu.command(k.bzimage, self.initrd(), append), log, timeout)
+        run = qemu.boot(k, self.initrd(), plan, log, self.timeout_for(plan))
         return run, protocol.parse(run.lines)
-
-
-# Time allowed for each long plan item, on top of the boot: upper limits,
-# not durations. Measured on two cores: the conformance corpus takes 1 to
-# 2 minutes on an idle machine (checkpoint 0, whose probes make ftrace call
-# every function, the longest) and up to 10 minutes while kernels build
-# beside it; the whole ftracetest suite 3 to 9 minutes.
-# Under gdb ("gdb:NN", "gdb-selftest") gdb loads vmlinux and its scripts
-# first, and stops the guest at each breakpoint: 2 more minutes, which
-# keeps the 4 minutes these runs have always had.
-ITEM_TIME = {"ftracetest": 420, "conformance": 1200, "ftracetest-all": 1200,
-             "gdb:": 120, "gdb-selftest": 120}
-
-
-def item_time(item):
-    """ITEM_TIME of a plan item; "gdb:" stands for every "gdb:NN"."""
-    if item.startswith("gdb:"):
-        item = "gdb:"
-    return ITEM_TIME.get(item, 0)
-
-
-def default_timeout(plan):
-    labs = sum(1 for p in plan if p.startswith("lab:"))
-    return 120 + 30 * max(0, labs - 1) + sum(item_time(p) for p in plan)
 
 
 def grade_boot(run, tally, label):
@@ -92,8 +66,8 @@ def grade_boot(run, tally, label):
     return False
 
 
-def grade_lab(report, cp, kernel, tally):
-    """Grade lab cp's checks as run on 'kernel'."""
+def grade_lab(report, cp, kernel, tally, only=None):
+    """Grade lab cp's checks as run on 'kernel' (only check 'only', when given)."""
     tag = series.kernel_name(kernel)
     key = f"{cp.number:02d}"
     lab = report.labs.get(key)
@@ -107,12 +81,15 @@ def grade_lab(report, cp, kernel, tally):
                                 "missing before its checkpoint, as expected")
         return tally.record(False, f"{prefix}: requirement missing: {lab.unsupported}")
     expected = grade.load_expected(cp.lab_dir)
+    before = grade.load_expected(cp.lab_dir, grade.BEFORE)
+    if only:
+        expected = {only: expected[only]} if only in expected else {}
     ran = {c.id for c in lab.checks}
     for ident in expected:
         if ident not in ran:
             tally.record(False, f"{prefix} check '{ident}' did not run")
     for check in lab.checks:
-        outcome = grade.grade_check(check, expected, kernel, cp.number)
+        outcome = grade.grade_check(check, expected, kernel, cp.number, before)
         outcome.title = f"{prefix} {check.title}"
         tally.record(outcome.ok, outcome.title, f"({outcome.note})" if outcome.note else "")
         ui.block(outcome.evidence)
@@ -141,40 +118,54 @@ def grade_ftracetest(report, kernel, tally, log):
                  + [f"console log: {os.path.relpath(log)}"])
 
 
-def run_gdb_lab(session, k, cp, kernel, tally, port=None):
+def run_gdb_lab(session, k, cp, kernel, tally, port=None, only=None):
     """A lab with "# flags: gdb": boot paused, gdb runs the lab's script
     unattended (serving its requests), then grade the guest's output and,
     on the lab's own checkpoint, gdb's output too."""
     ui.step(f"booting {k.label} under gdb for lab {cp.number:02d} (it asks gdb to act)")
-    ok, evidence, run = gdbrun.unattended(k, session.initrd(), cp, port or free_port(),
-                                          session.logs, session.timeout_for)
+    ok, evidence, run = gdbrun.unattended(k, session.initrd(), cp, port or gdbrun.free_port(),
+                                          session.logs, session.timeout_for,
+                                          plan=gdbrun.lab_plan(cp, only))
     if run.broken:
         tally.record(False, f"lab {cp.number:02d} [{k.name}] under gdb")
         ui.block(evidence)
         return
-    grade_lab(protocol.parse(run.console), cp, kernel, tally)
+    grade_lab(protocol.parse(run.console), cp, kernel, tally, only)
+    if only:
+        return      # gdb.expected is what the whole lab makes gdb print
     if kernel == cp.number:
         tally.record(ok, f"gdb lab {cp.number:02d} [{k.name}]")
         ui.block(evidence)
+    elif kernel == cp.number - 1:
+        gdb_before(session, k, cp, tally, booted=run)
 
 
-def free_port():
-    import socket
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+def gdb_before(session, k, cp, tally, booted=None):
+    """Lab cp's gdb script on k, the checkpoint before cp's: it must fail
+    there as labs/NN-*/gdb.before records (gdbrun.previous_checkpoint)."""
+    ok, evidence, record, how = gdbrun.previous_checkpoint(
+        k, session.initrd(), cp, session.logs, session.timeout_for, booted=booted)
+    at = record[-1] if record else ""
+    tally.record(ok, f"gdb lab {cp.number:02d} [{k.name}] fails before its checkpoint, {how}",
+                 f"(at: {at})" if ok else "")
+    ui.block(evidence)
 
 
-def run_one_lab(session, number, kernel):
-    """make lab N [KERNEL=upstream]."""
+def lab_item(number, only=None):
+    """The plan item that runs lab 'number' (only its check 'only')."""
+    return f"lab:{number:02d}" + (f":{only}" if only else "")
+
+
+def run_one_lab(session, number, kernel, only=None):
+    """make lab N [KERNEL=upstream] [CHECK=ID]."""
     cp = series.lookup(number)
     k = session.kernel(kernel)
     tally = ui.Tally()
     if cp.needs_gdb:
-        run_gdb_lab(session, k, cp, kernel, tally)
+        run_gdb_lab(session, k, cp, kernel, tally, only=only)
         return tally
-    run, report = session.boot(k, [f"lab:{number:02d}"], f"lab{number:02d}-{k.name}")
+    run, report = session.boot(k, [lab_item(number, only)], f"lab{number:02d}-{k.name}")
     if grade_boot(run, tally, f"lab {number:02d} [{k.name}]"):
-        grade_lab(report, cp, kernel, tally)
+        grade_lab(report, cp, kernel, tally, only)
     print(f"console log: {os.path.relpath(run.log)}")
     return tally

@@ -34,7 +34,6 @@ class GuestReport:
         self.labs = {}
         self.ftracetest = {}        # test -> (lines, rc)
         self.errors = []            # "@@ftlab error TEXT": each fails the run
-        self.done = False
 
 
 def parse(lines):
@@ -71,8 +70,6 @@ def parse(lines):
         elif word == "ftracetest-end":
             report.ftracetest[ft_test] = (ft_lines, int(args[1].split("=", 1)[1]))
             ft_test = None
-        elif word == "done":
-            report.done = True
         elif word == "error":
             report.errors.append(rest)
     return report

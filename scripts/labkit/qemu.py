@@ -1,7 +1,11 @@
-"""Boot a guest in QEMU (TCG, never KVM), watch its console and decide how
-the run ended: finished, timed out, crashed (panic, oops, BUG, WARN),
-finished with a problem report in its kernel log or an error of its own
-("@@ftlab error"), or QEMU gave up."""
+"""The one guest launcher. Every QEMU command line comes from command()
+(plain and check runs, gdb's paused runs, the interactive shell, the
+harness self-test boots), with one kernel command line (append()) and one
+time limit policy (timeout_for()). Guest streams the console of every
+non-interactive run to its log and watches it as it comes, gdb runs
+included, deciding how the run ended: finished, timed out, crashed (panic,
+oops, BUG, WARN), finished with a problem report in its kernel log or an
+error of its own ("@@ftlab error"), stopped (gdb ended), or QEMU gave up."""
 
 import os
 import queue
@@ -108,25 +112,70 @@ def finished_status(lines):
     return "done", []
 
 
-def command(bzimage, initrd, append, gdb_port=None, paused=False, interactive=False):
+# Time allowed for each long plan item, on top of the boot: upper limits,
+# not durations. Measured on two cores: the conformance corpus takes 1 to
+# 2 minutes on an idle machine (checkpoint 0, whose probes make ftrace call
+# every function, the longest) and up to 10 minutes while kernels build
+# beside it; the whole ftracetest suite 3 to 9 minutes.
+# Under gdb ("gdb:NN", "gdb-selftest") gdb loads vmlinux and its scripts
+# first, and stops the guest at each breakpoint: 2 more minutes, which
+# keeps the 4 minutes these runs have always had.
+ITEM_TIME = {"ftracetest": 420, "conformance": 1200, "ftracetest-all": 1200,
+             "gdb:": 120, "gdb-selftest": 120}
+
+
+def item_time(item):
+    """ITEM_TIME of a plan item; "gdb:" stands for every "gdb:NN"."""
+    if item.startswith("gdb:"):
+        item = "gdb:"
+    return ITEM_TIME.get(item, 0)
+
+
+def timeout_for(plan, user=None):
+    """The one time limit of every guest run, plain or under gdb: the
+    user's TIMEOUT when given, else 2 minutes for the boot and the first
+    lab, 30 s for each further lab, and ITEM_TIME for long items."""
+    if user:
+        return user
+    labs = sum(1 for p in plan if p.startswith("lab:"))
+    return 120 + 30 * max(0, labs - 1) + sum(item_time(p) for p in plan)
+
+
+def command(bzimage, initrd, plan, kernel=None, gdb_port=None, interactive=False):
+    """The one QEMU command line of every guest: a plan run (its console on
+    stdout, which the harness streams to a log and watches), paused under a
+    gdbstub at gdb_port, or an interactive shell on the terminal."""
     cmd = [QEMU, "-accel", "tcg,thread=single", "-m", "512", "-smp", "1",
-           "-no-reboot", "-kernel", bzimage, "-initrd", initrd, "-append", append]
+           "-no-reboot", "-kernel", bzimage, "-initrd", initrd,
+           "-append", append(plan, kernel)]
     if interactive:
         cmd += ["-nographic"]
     else:
         cmd += ["-display", "none", "-monitor", "none", "-serial", "stdio"]
     if gdb_port:
-        cmd += ["-gdb", f"tcp::{gdb_port}"]
-    if paused:
-        cmd += ["-S"]
+        cmd += ["-gdb", f"tcp::{gdb_port}", "-S"]
     return cmd
+
+
+def guest_command(k, initrd, plan, gdb_port=None, interactive=False):
+    """command() for kernel k (a kbuild.Kernel): its bzImage and name."""
+    return command(k.bzimage, initrd, plan, k.kernel, gdb_port=gdb_port,
+                   interactive=interactive)
+
+
+def interactive(k, initrd, plan):
+    """Boot k with the console on the terminal (make shell)."""
+    cmd = guest_command(k, initrd, plan, interactive=True)
+    ui.debug(" ".join(cmd))
+    return subprocess.run(cmd).returncode
 
 
 class Run:
     """The outcome of one boot."""
 
     def __init__(self, status, lines, log, seconds, problem=None):
-        # "done", "timeout", "crash", "kernel-report", "guest-error", "exited"
+        # "done", "timeout", "crash", "kernel-report", "guest-error", "exited",
+        # "stopped" (a run under gdb that gdb ended)
         self.status = status
         self.lines = lines
         self.log = log
@@ -160,38 +209,69 @@ class Run:
         return []
 
 
-def run(cmd, log, timeout):
-    """Run a QEMU command line to its end, the log going to 'log'."""
-    os.makedirs(os.path.dirname(log), exist_ok=True)
-    start = time.monotonic()
-    ui.debug(" ".join(cmd))
-    proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT)
-    lines_q = queue.Queue()
+class Guest:
+    """A running QEMU: its console (stdout) is copied line by line to 'log',
+    flushed at once (gdb's ft-console reads it while the guest runs), and
+    watched for crashes as it comes, whatever the kind of run."""
 
-    def reader():
-        for raw in proc.stdout:
-            lines_q.put(raw.decode("utf-8", "replace").rstrip("\r\n").replace("\r", ""))
-        lines_q.put(None)
+    def __init__(self, cmd, log, own_session=False):
+        os.makedirs(os.path.dirname(log), exist_ok=True)
+        self.log = log
+        self.start = time.monotonic()
+        ui.debug(" ".join(cmd))
+        # Under gdb, a session of its own: a Ctrl-C meant for gdb must not
+        # stop QEMU (the harness stops it when gdb ends).
+        self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                     stderr=subprocess.STDOUT, start_new_session=own_session)
+        self.lines = []
+        self._queue = queue.Queue()
+        self._eof = False
+        self._logf = open(log, "w")
+        threading.Thread(target=self._reader, daemon=True).start()
 
-    threading.Thread(target=reader, daemon=True).start()
-    lines, problem, status = [], [], None
-    crash_deadline = None
-    in_log = False
-    with open(log, "w") as logf:
+    def _reader(self):
+        for raw in self.proc.stdout:
+            line = raw.decode("utf-8", "replace").rstrip("\r\n").replace("\r", "")
+            self._logf.write(line + "\n")
+            self._logf.flush()
+            self._queue.put(line)
+        self.proc.stdout.close()
+        self._logf.close()
+        self._queue.put(None)
+
+    def watch(self, timeout, stop=None):
+        """Follow the console until the guest says it is done, crashes (and
+        has had 5 s to print its report), QEMU exits, 'timeout' seconds
+        have passed since the start, or stop() (polled) returns true: then
+        the status is "stopped". Stops QEMU; returns a Run."""
+        try:
+            return self._watch(timeout, stop)
+        except BaseException:
+            self.stop()
+            raise
+
+    def _watch(self, timeout, stop):
+        problem, status = [], None
+        crash_deadline = None
+        in_log = False
         while True:
             now = time.monotonic()
-            limit = crash_deadline if crash_deadline else start + timeout
+            limit = crash_deadline if crash_deadline else self.start + timeout
+            wait = max(0.05, limit - now)
+            if stop is not None:
+                wait = min(wait, 0.2)
             try:
-                line = lines_q.get(timeout=max(0.05, limit - now))
+                line = self._next(wait)
             except queue.Empty:
-                status = status or "timeout"
-                break
+                if stop is not None and not crash_deadline and stop():
+                    status = status or "stopped"
+                    break
+                if time.monotonic() >= limit:
+                    status = status or "timeout"
+                    break
+                continue
             if line is None:
                 break
-            logf.write(line + "\n")
-            logf.flush()
-            lines.append(line)
             if line.strip() in (LOG_BEGIN, LOG_END):
                 in_log = line.strip() == LOG_BEGIN
             if problem or in_log:
@@ -202,14 +282,47 @@ def run(cmd, log, timeout):
                 crash_deadline = time.monotonic() + 5   # let the oops print, then stop
             if line.strip() == DONE_LINE and not status:
                 status = "done"
-    if proc.poll() is None:
-        proc.kill()
-    proc.wait()
-    proc.stdout.close()
-    if status is None:
-        status = "exited"
-    if status == "crash":
-        problem = crash_excerpt(lines) or problem
-    elif status == "done":
-        status, problem = finished_status(lines)
-    return Run(status, lines, log, time.monotonic() - start, problem)
+        self.stop()
+        lines = self.lines
+        if status is None:
+            status = "exited"
+        if status == "crash":
+            problem = crash_excerpt(lines) or problem
+        elif status in ("done", "stopped"):
+            ended, problem = finished_status(lines)
+            if ended != "done":
+                status = ended
+        return Run(status, lines, self.log, time.monotonic() - self.start, problem)
+
+    def _next(self, wait):
+        """The next console line (None at its end); queue.Empty after 'wait' s."""
+        if self._eof:
+            return None
+        line = self._queue.get(timeout=wait)
+        if line is None:
+            self._eof = True
+        else:
+            self.lines.append(line)
+        return line
+
+    def stop(self):
+        """Stop QEMU and keep what it printed up to then."""
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait()
+        deadline = time.monotonic() + 2
+        while not self._eof and time.monotonic() < deadline:
+            try:
+                self._next(0.1)
+            except queue.Empty:
+                pass
+
+
+def run(cmd, log, timeout):
+    """Run a QEMU command line to its end, the log going to 'log'."""
+    return Guest(cmd, log).watch(timeout)
+
+
+def boot(k, initrd, plan, log, timeout):
+    """Boot kernel k (a kbuild.Kernel) with a plan; returns a Run."""
+    return run(guest_command(k, initrd, plan), log, timeout)

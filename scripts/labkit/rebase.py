@@ -235,13 +235,13 @@ def record_expected(session):
     k = session.kernel("upstream")
     labs = [cp for cp in series.checkpoints() if cp.has_lab]
     plain = [cp for cp in labs if not cp.needs_gdb]
-    run, report = session.boot(k, [f"lab:{cp.number:02d}" for cp in plain], "rebase-upstream")
+    run, report = session.boot(k, [labrun.lab_item(cp.number) for cp in plain], "rebase-upstream")
     if not run.ok:
         raise RebaseError("the labs did not run on the new upstream:\n" + "\n".join(run.explain()))
     reports = {cp.number: report for cp in plain}
     for cp in labs:
         if cp.needs_gdb:
-            _ok, _ev, grun = gdbrun.unattended(k, session.initrd(), cp, labrun.free_port(),
+            _ok, _ev, grun = gdbrun.unattended(k, session.initrd(), cp, gdbrun.free_port(),
                                                session.logs)
             reports[cp.number] = protocol.parse(grun.console)
     for cp in labs:

@@ -49,6 +49,42 @@ def has_checkpoint(kernel, number):
     return kernel == "upstream" or kernel >= number
 
 
+def data_lines(text):
+    """(line number, line) of a data file of the labs (ftracetest.matrix,
+    the conformance corpus, ftracetest-exceptions): stripped, without its
+    blank lines and "#" comments."""
+    for n, line in enumerate(text.splitlines(), 1):
+        line = line.strip()
+        if line and not line.startswith("#"):
+            yield n, line
+
+
+class LabCheck:
+    def __init__(self, ident, kind, title):
+        self.id, self.kind, self.title = ident, kind, title
+
+    def __repr__(self):
+        return f"LabCheck({self.id!r}, {self.kind!r})"
+
+
+# A registration in lab.sh (initramfs/lib.sh): check|guard|ours_only ID
+# "title" func, or replaced_at N ID "title" func; the kind is the one the
+# guest reports (lib.sh's _run).
+_REGISTRATION = re.compile(r'^(check|guard|ours_only|replaced_at\s+(\d+))\s+(\S+)\s+"([^"]*)"\s+\S+\s*$')
+
+
+def parse_registrations(text):
+    found = []
+    for line in text.splitlines():
+        m = _REGISTRATION.match(line)
+        if not m:
+            continue
+        word, at, ident, title = m.groups()
+        kind = f"replaced-at-{at}" if at else word.replace("_", "-")
+        found.append(LabCheck(ident, kind, title))
+    return found
+
+
 class Checkpoint:
     def __init__(self, number, slug):
         self.number = number
@@ -74,6 +110,13 @@ class Checkpoint:
     @property
     def has_lab(self):
         return os.path.isfile(self.lab_script)
+
+    def checks(self):
+        """The checks lab.sh registers, in order, as LabCheck(id, kind, title)."""
+        if not self.has_lab:
+            return []
+        with open(self.lab_script, encoding="utf-8") as f:
+            return parse_registrations(f.read())
 
     def patches(self):
         if not os.path.isdir(self.patch_dir):

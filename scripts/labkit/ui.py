@@ -55,8 +55,12 @@ class Timer:
     def __init__(self):
         self.start = time.monotonic()
 
+    @property
+    def seconds(self):
+        return time.monotonic() - self.start
+
     def __str__(self):
-        secs = time.monotonic() - self.start
+        secs = self.seconds
         return f"{secs:.0f} s" if secs < 120 else f"{secs / 60:.1f} min"
 
 

@@ -34,6 +34,40 @@ class CheckpointArgument(unittest.TestCase):
             ftlab.parse_args(["list", "3"])
 
 
+class LabChecks(unittest.TestCase):
+    """make lab N LIST=1 and CHECK=ID: the checks lab.sh registers."""
+
+    def test_registrations_parse(self):
+        from labkit import series
+        text = ('check one "a probe patches one function" one_fn\n'
+                'guard two "still there" two_fn\n'
+                'replaced_at 1 cost "every function traced" cost\n'
+                'ours_only nn "no WARN" nn_fn\n'
+                '# check commented "not a registration" x\n'
+                '\tcheck inside "a call in a function" y\n')
+        got = [(c.id, c.kind, c.title) for c in series.parse_registrations(text)]
+        self.assertEqual(got, [("one", "check", "a probe patches one function"),
+                               ("two", "guard", "still there"),
+                               ("cost", "replaced-at-1", "every function traced"),
+                               ("nn", "ours-only", "no WARN")])
+
+    def test_every_lab_registers_what_its_expected_file_holds(self):
+        from labkit import grade, series
+        for cp in series.checkpoints():
+            if cp.has_lab:
+                ids = [c.id for c in cp.checks()]
+                self.assertEqual(sorted(ids), sorted(grade.load_expected(cp.lab_dir)), cp.name)
+
+    def test_check_must_exist(self):
+        a = ftlab.parse_args(["lab", "3", "--check", "errors"])
+        self.assertEqual(a.check, "errors")
+        with self.assertRaises(ftlab.UsageError) as e:
+            ftlab.parse_args(["lab", "3", "--check", "no-such-check"])
+        self.assertIn("until-hit", str(e.exception))
+        with self.assertRaises(ftlab.UsageError):
+            ftlab.parse_args(["gdb", "3", "--list"])
+
+
 class MakeForms(unittest.TestCase):
     """'make lab 3' and 'make lab N=3' must run the same command."""
 
@@ -47,6 +81,10 @@ class MakeForms(unittest.TestCase):
         for target in ("lab", "gdb", "shell", "kernel"):
             self.assertEqual(self.dry(target, "0"), self.dry(target, "N=0"))
             self.assertIn(f"ftlab.py {target} 0", self.dry(target, "0"))
+
+    def test_list_and_check_become_options(self):
+        self.assertIn("--list", self.dry("lab", "3", "LIST=1"))
+        self.assertIn("--check errors", self.dry("lab", "3", "CHECK=errors"))
 
     def test_variables_become_options(self):
         out = self.dry("lab", "0", "KERNEL=upstream", "GDB_PORT=4321")
@@ -97,3 +135,19 @@ class HarnessErrors(unittest.TestCase):
         rc, err = self.main("lab", "x")
         self.assertEqual(rc, 2)
         self.assertIn("'x' is not a checkpoint number", err)
+
+
+class CheckTimes(unittest.TestCase):
+    """make check prints how long each part took."""
+
+    def test_parts_are_timed_and_listed(self):
+        import io
+        from contextlib import redirect_stdout
+        from labkit import check
+        parts = check.Parts()
+        self.assertEqual(parts.time("one part", lambda x: x + 1, 1), 2)
+        out = io.StringIO()
+        with redirect_stdout(out):
+            parts.report("3 s")
+        self.assertIn("make check took 3 s:", out.getvalue())
+        self.assertRegex(out.getvalue(), r"one part\s+0 s")

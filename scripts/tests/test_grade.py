@@ -82,7 +82,6 @@ class Protocol(unittest.TestCase):
                  "@@ftlab ftracetest-begin ftrace/a.tc", "[1] A test\t[PASS]",
                  "@@ftlab ftracetest-end ftrace/a.tc rc=0", "@@ftlab done"]
         r = protocol.parse(lines)
-        self.assertTrue(r.done)
         c = r.labs["01"].checks[0]
         self.assertEqual((c.id, c.kind, c.title, c.output, c.rc),
                          ("one", "check", "The first check", ["out 1", "out 2"], 0))
@@ -114,18 +113,59 @@ class CheckpatchExceptions(unittest.TestCase):
 
 
 class GdbOutput(unittest.TestCase):
-    def test_selftest_sections_and_addresses(self):
-        from labkit import gdbrun
-        lines = gdbrun.normalise(["noise", "@@selftest ft-event", "file 0xffff8880001a35b0",
-                                  "@@selftest ft-clock", "mono", "@@selftest end", "detached"])
-        self.assertEqual(gdbrun.selftest_sections(lines),
-                         {"ft-event": ["file ADDR"], "ft-clock": ["mono"]})
+    """One normaliser and one exact comparison for gdb's output, lab
+    scripts and the helpers' self-test alike."""
 
-    def test_expected_lines_in_order(self):
-        from labkit import gdbrun
-        got = ["a", "x", "b", "c"]
-        self.assertEqual(gdbrun.missing_in_order(["a", "b", "c"], got), [])
-        self.assertEqual(gdbrun.missing_in_order(["b", "a"], got), ["a"])
+    def test_selftest_sections_and_addresses(self):
+        lines = grade.normalise_gdb(["noise", "@@selftest ft-event", "file 0xffff8880001a35b0",
+                                     "@@selftest ft-clock", "mono", "@@selftest end",
+                                     "[Inferior 1 (process 1) detached]"])
+        self.assertEqual(grade.parse_sections(lines, grade.SELFTEST_SECTION),
+                         {"ft-event": ["file ADDR"], "ft-clock": ["mono"], "end": []})
+
+    RUN = ["0x000000000000fff0 in ?? ()", "ftrace_labs: loaded", grade.GDB_BEGIN,
+           "Breakpoint 1 at 0xffffffff8104ffdb: file sched.h, line 222.",
+           "Lab 03: intro", "", "=== lab 03: in the probe",
+           "#0  event_probe_hit (ip=18446744071579953852, data=0xffff888000c7a430) at x.c:3",
+           "#1  0xffffffff8107b889 in function_probe_dispatch (ip=<optimized out>) at f.c:4536",
+           "flags: SOFT_MODE", "Breakpoint 4, ksys_sync () at ../../linux/fs/sync.c:98",
+           "98\t{", "[Inferior 1 (process 1) detached]"]
+
+    def test_the_region_is_what_the_lab_script_printed(self):
+        self.assertEqual(grade.gdb_region(self.RUN),
+                         ["Lab 03: intro", "=== lab 03: in the probe", "#0 event_probe_hit",
+                          "flags: SOFT_MODE"])
+        self.assertTrue(grade.gdb_reached_end(self.RUN))
+
+    def test_a_traceback_between_expected_lines_fails(self):
+        want = grade.gdb_region(self.RUN)
+        broken = list(self.RUN)
+        broken.insert(broken.index("flags: SOFT_MODE"),
+                      "Python Exception <class 'gdb.error'>: No symbol \"sm_ref\".")
+        differences = grade.compare(want, grade.gdb_region(broken))
+        self.assertIn("+Python Exception <class 'gdb.error'>: No symbol \"sm_ref\".",
+                      differences)
+
+    def test_a_missing_or_extra_line_fails(self):
+        want = grade.gdb_region(self.RUN)
+        self.assertTrue(grade.compare(want + ["more"], want))
+        self.assertTrue(grade.compare(want, want + ["more"]))
+        self.assertEqual(grade.compare(want, want), [])
+
+    def test_a_number_placeholder(self):
+        want = ["ticks since boot: <N> at HZ=250"]
+        self.assertEqual(grade.compare(want, ["ticks since boot: 312 at HZ=250"]), [])
+        self.assertTrue(grade.compare(want, ["ticks since boot: x at HZ=250"]))
+
+    def test_a_word_placeholder(self):
+        want = ["<WORD> in section .text"]
+        self.assertEqual(grade.compare(want, ["irq_enter_rcu in section .text"]), [])
+        self.assertTrue(grade.compare(want, ["two words in section .text"]))
+
+    def test_first_difference(self):
+        self.assertEqual(grade.first_difference(["a", "b"], ["a", "c"]), (1, "b", "c"))
+        self.assertEqual(grade.first_difference(["a"], ["a", "c"]), (1, None, "c"))
+        self.assertIsNone(grade.first_difference(["a"], ["a"]))
 
 
 class OursOnly(unittest.TestCase):

@@ -11,28 +11,55 @@ from labkit import initramfs, series
 LIB = os.path.join(series.ROOT, "initramfs", "lib.sh")
 
 
+# ftracetest's test.d/functions, which lib.sh sources in the guest: the
+# copy the last initramfs was packed from, when there is one.
+FUNCTIONS = os.path.join(os.environ.get("FTLAB_BUILD_DIR", os.path.join(series.ROOT, "build")),
+                         "initramfs-src", "ftrace", "test.d", "functions")
+
+
 def sh(snippet):
+    env = dict(os.environ, FTRACE_FUNCTIONS=FUNCTIONS)
     r = subprocess.run(["busybox", "sh", "-c", f". {LIB}; {snippet}"],
-                       capture_output=True, text=True)
+                       capture_output=True, text=True, env=env)
     return r.stdout.strip()
 
 
 class Cpio(unittest.TestCase):
+    """The initramfs is written by the kernel's own usr/gen_init_cpio."""
+
+    def tool(self):
+        try:
+            return initramfs.gen_init_cpio(os.environ.get(
+                "FTLAB_BUILD_DIR", os.path.join(series.ROOT, "build")))
+        except Exception:
+            self.skipTest("no kernel built: no usr/gen_init_cpio")
+
     def test_archive_lists_with_cpio(self):
+        tool = self.tool()
         d = tempfile.mkdtemp()
-        path = os.path.join(d, "x.cpio")
-        c = initramfs.Cpio(path)
+        with open(os.path.join(d, "init"), "w") as f:
+            f.write("#!/bin/sh\n")
+        os.chmod(os.path.join(d, "init"), 0o755)
+        os.makedirs(os.path.join(d, "tree", "sub"))
+        with open(os.path.join(d, "tree", "sub", "a.tc"), "w") as f:
+            f.write("x\n")
+        c = initramfs.CpioList()
         c.directory("dev")
         c.char_device("dev/console", 5, 1)
-        c.file("init", b"#!/bin/sh\n", executable=True)
+        c.file("init", os.path.join(d, "init"), executable=True)
         c.symlink("bin/sh", "busybox")
-        c.close()
+        c.tree("lab", os.path.join(d, "tree"))
+        path = initramfs.write(c, os.path.join(d, "x.cpio"), tool)
         r = subprocess.run(["cpio", "-itv"], stdin=open(path, "rb"), capture_output=True, text=True)
         self.assertEqual(r.returncode, 0, r.stderr)
-        self.assertIn("dev/console", r.stdout)
         self.assertRegex(r.stdout, r"crw.*5,\s*1.*dev/console")
         self.assertRegex(r.stdout, r"-rwxr-xr-x.*init")
-        self.assertIn("bin/sh -> busybox", r.stdout)
+        self.assertRegex(r.stdout, r"lrwxrwxrwx.*bin/sh -> busybox")
+        self.assertIn("lab/sub/a.tc", r.stdout)
+        # the same input gives the same archive
+        again = initramfs.write(c, os.path.join(d, "y.cpio"), tool)
+        with open(path, "rb") as a, open(again, "rb") as b:
+            self.assertEqual(a.read(), b.read())
 
 
 class GuestLibrary(unittest.TestCase):
@@ -53,6 +80,24 @@ class GuestLibrary(unittest.TestCase):
         self.assertEqual(sh(f"try_write x {d}/f"), f"'x' >> {d}/f: ok")
         self.assertEqual(sh("try_write x /dev/full"), "'x' >> /dev/full: No space left on device")
 
+    def test_setup_is_quiet_and_reports_at_the_end_of_the_check(self):
+        d = tempfile.mkdtemp()
+        self.assertEqual(sh(f": > /tmp/.setup; setup x {d}/f; echo feature; cat /tmp/.setup"),
+                         "feature")
+        self.assertEqual(sh(": > /tmp/.setup; setup x /dev/full; echo feature; cat /tmp/.setup"),
+                         "feature\nsetup: 'x' >> /dev/full: No space left on device")
+
+    @unittest.skipUnless(os.path.exists(FUNCTIONS), "no copy of ftracetest's test.d/functions")
     def test_requirements(self):
         self.assertEqual(sh("TRACING=/; requirement_missing proc"), "")
         self.assertEqual(sh("TRACING=/; requirement_missing no_such_file"), "no_such_file")
+        d = tempfile.mkdtemp()
+        with open(os.path.join(d, "README"), "w") as f:
+            f.write("  <func>:enable_event:<system>:<event>[:count]\n")
+        with open(os.path.join(d, "available_tracers"), "w") as f:
+            f.write("function nop\n")
+        self.assertEqual(sh(f"TRACING={d}; requirement_missing '\"enable_event\":README'"), "")
+        self.assertEqual(sh(f"TRACING={d}; requirement_missing '\"snapshot\":README'"),
+                         '"snapshot":README')
+        self.assertEqual(sh(f"TRACING={d}; requirement_missing function:tracer"), "")
+        self.assertEqual(sh(f"TRACING={d}; requirement_missing irqsoff:tracer"), "irqsoff:tracer")

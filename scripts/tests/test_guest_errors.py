@@ -57,8 +57,10 @@ class PlainBoot(unittest.TestCase):
 
 class GdbRun(unittest.TestCase):
     def batch(self, console):
-        return gdbrun.BatchRun(["Breakpoint 2, ksys_sync ()"], console, False, 240,
-                               "console.log", "gdb.log")
+        status, problem = qemu.finished_status(console)
+        guest = qemu.Run("stopped" if status == "done" else status, console, "console.log", 1,
+                         problem)
+        return gdbrun.BatchRun(["Breakpoint 2, ksys_sync ()"], guest, 240, "gdb.log")
 
     def test_a_guest_error_breaks_a_gdb_run(self):
         run = self.batch(["@@ftlab error no lab 01 in the initramfs", qemu.DONE_LINE])

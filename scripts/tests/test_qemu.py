@@ -6,6 +6,7 @@ import sys
 import tempfile
 import time
 import unittest
+from types import SimpleNamespace
 
 from labkit import qemu
 
@@ -59,10 +60,63 @@ class Endings(unittest.TestCase):
         self.assertEqual(qemu.run(fake(script), self.log, 10).status, "done")
 
     def test_command_is_tcg_single_threaded_never_kvm(self):
-        cmd = qemu.command("bz", "initrd", "console=ttyS0")
+        cmd = qemu.command("bz", "initrd", ["lab:01"], 1)
         self.assertIn("tcg,thread=single", cmd)
         self.assertNotIn("-enable-kvm", cmd)
         self.assertIn("-no-reboot", cmd)
+
+    def test_every_kind_of_run_has_the_same_kernel_command_line(self):
+        k = SimpleNamespace(bzimage="bz", kernel=3)
+        plain = qemu.guest_command(k, "initrd", ["lab:03"])
+        paused = qemu.guest_command(k, "initrd", ["lab:03"], gdb_port=1234)
+        shell = qemu.guest_command(k, "initrd", ["lab:03"], interactive=True)
+        for cmd in (plain, paused, shell):
+            self.assertEqual(cmd[cmd.index("-append") + 1], qemu.append(["lab:03"], 3))
+        # under gdb: paused, a gdbstub, the console streamed like any run
+        self.assertEqual(paused[-3:], ["-gdb", "tcp::1234", "-S"])
+        self.assertIn("stdio", paused)
+        self.assertIn("-nographic", shell)
+        self.assertNotIn("stdio", shell)
+
+
+class WatchWhileSomethingElseRuns(unittest.TestCase):
+    """Under gdb the harness watches the console while gdb runs: the run
+    ends when gdb does (stop()), or at once on a crash."""
+
+    def setUp(self):
+        self.log = os.path.join(tempfile.mkdtemp(), "console.log")
+
+    def test_stopped_when_gdb_ends(self):
+        guest = qemu.Guest(fake("import time; print('up', flush=True); time.sleep(30)"), self.log)
+        start = time.monotonic()
+        # "gdb" ends once the guest is up; the guest itself would go on
+        run = guest.watch(25, stop=lambda: bool(guest.lines))
+        self.assertEqual(run.status, "stopped")
+        self.assertLess(time.monotonic() - start, 20)
+        self.assertEqual(run.lines, ["up"])
+
+    def test_a_crash_under_gdb_is_seen_while_it_happens(self):
+        script = ("import time; print('Kernel panic - not syncing: x', flush=True); "
+                  "time.sleep(60)")
+        guest = qemu.Guest(fake(script), self.log)
+        start = time.monotonic()
+        run = guest.watch(50, stop=lambda: False)
+        self.assertEqual(run.status, "crash")
+        self.assertLess(time.monotonic() - start, 20)
+
+    def test_a_report_in_the_kernel_log_fails_a_stopped_run(self):
+        script = "\n".join(f"print({l!r}, flush=True)" for l in (
+            qemu.LOG_BEGIN, "[    1.0] WARNING: possible circular locking", qemu.LOG_END))
+        guest = qemu.Guest(fake(script + "\nimport time; time.sleep(30)"), self.log)
+        run = guest.watch(25, stop=lambda: qemu.LOG_END in guest.lines)
+        self.assertEqual(run.status, "kernel-report")
+
+
+class Timeouts(unittest.TestCase):
+    def test_one_policy(self):
+        self.assertEqual(qemu.timeout_for(["lab:01"]), 120)
+        self.assertEqual(qemu.timeout_for(["gdb:03"]), 240)
+        self.assertEqual(qemu.timeout_for(["gdb:03"], 33), 33)
 
 
 class KernelLog(unittest.TestCase):

@@ -1,14 +1,13 @@
 """One time-limit policy for every guest run, plain or under gdb: the
-user's TIMEOUT when given, else labrun.default_timeout of the run's plan."""
+user's TIMEOUT when given, else qemu.timeout_for of the run's plan."""
 
 import os
-import subprocess
 import tempfile
 import unittest
 from types import SimpleNamespace
 from unittest import mock
 
-from labkit import gdbrun, labrun
+from labkit import gdbrun, labrun, qemu
 
 
 class Policy(unittest.TestCase):
@@ -44,41 +43,52 @@ class GdbRunsUseThePolicy(unittest.TestCase):
         self.cp = SimpleNamespace(number=1, lab_dir=lab)
         self.kernel = SimpleNamespace(name="cp1", kernel=1, obj=self.dir, bzimage="bz",
                                       vmlinux=os.path.join(self.dir, "vmlinux"))
+        self.limits = []
 
-    def start_guest(self, kernel, initrd, cp, port, log, plan=None):
-        with open(log, "w") as f:
-            f.write("@@ftlab done\n")
-        return mock.Mock()
+    def guest(self, status):
+        test = self
 
-    def run_unattended(self, session, gdb):
-        with mock.patch.object(gdbrun, "start_guest", self.start_guest), \
-                mock.patch.object(gdbrun.time, "sleep"), \
-                mock.patch.object(gdbrun.subprocess, "run", side_effect=gdb) as run:
-            result = gdbrun.unattended(self.kernel, "initrd", self.cp, 1234, self.dir,
-                                       session.timeout_for)
-        return result, run.call_args.kwargs["timeout"]
+        class Guest:
+            def __init__(self, cmd, log, own_session=False):
+                self.log = log
 
-    def test_the_users_timeout_reaches_gdb(self):
-        _result, timeout = self.run_unattended(labrun.Session(self.dir, 77), None)
-        self.assertEqual(timeout, 77)
+            def watch(self, timeout, stop=None):
+                test.limits.append(timeout)
+                return qemu.Run(status, ["@@ftlab done"], self.log, 1)
 
-    def test_the_default_reaches_gdb(self):
-        _result, timeout = self.run_unattended(labrun.Session(self.dir), None)
-        self.assertEqual(timeout, 240)
+            def stop(self):
+                pass
+        return Guest
+
+    def run_unattended(self, session, status="stopped"):
+        gdb = mock.Mock()
+        gdb.poll.return_value = 0
+        with mock.patch.object(gdbrun.qemu, "Guest", self.guest(status)), \
+                mock.patch.object(gdbrun.subprocess, "Popen", return_value=gdb):
+            return gdbrun.unattended(self.kernel, "initrd", self.cp, 1234, self.dir,
+                                     session.timeout_for)
+
+    def test_the_users_timeout_reaches_the_gdb_run(self):
+        self.run_unattended(labrun.Session(self.dir, 77))
+        self.assertEqual(self.limits, [77])
+
+    def test_the_default_reaches_the_gdb_run(self):
+        self.run_unattended(labrun.Session(self.dir))
+        self.assertEqual(self.limits, [240])
 
     def test_a_timed_out_gdb_run_says_the_limit(self):
-        hang = subprocess.TimeoutExpired("gdb", 77)
-        (ok, evidence, _run), _ = self.run_unattended(labrun.Session(self.dir, 77), hang)
+        ok, evidence, _run = self.run_unattended(labrun.Session(self.dir, 77), "timeout")
         self.assertFalse(ok)
         self.assertIn("gdb did not finish in 77 s", evidence)
 
     def test_selftest_uses_the_policy_too(self):
         with open(os.path.join(self.dir, "expected"), "w") as f:
             f.write("@@selftest ft-clock\nlocal\n")
+        gdb = mock.Mock()
+        gdb.poll.return_value = 0
         with mock.patch.object(gdbrun, "SELFTEST", self.dir), \
-                mock.patch.object(gdbrun, "start_guest", self.start_guest), \
-                mock.patch.object(gdbrun.time, "sleep"), \
-                mock.patch.object(gdbrun.subprocess, "run") as run:
+                mock.patch.object(gdbrun.qemu, "Guest", self.guest("stopped")), \
+                mock.patch.object(gdbrun.subprocess, "Popen", return_value=gdb):
             gdbrun.selftest(self.kernel, "initrd", 1234, self.dir,
                             labrun.Session(self.dir, 55).timeout_for)
-        self.assertEqual(run.call_args.kwargs["timeout"], 55)
+        self.assertEqual(self.limits, [55])
