@@ -93,7 +93,11 @@ remove_kind() {
 	echo "probes left:"
 	grep : set_ftrace_filter
 	echo "ops tracing ksys_sync: $(ops_count ksys_sync)"
-	echo "functions patched: $(count_lines enabled_functions)"
+	if grep -qv '^ksys_sync ' enabled_functions; then
+		echo "other functions patched: some"
+	else
+		echo "other functions patched: none"
+	fi
 	echo 0 > tracing_on
 	sync
 	echo "after sync ran ksys_sync: tracing_on=$(cat tracing_on)"
