@@ -8,7 +8,7 @@ from .errors import HarnessError
 
 PACKAGES = ("linux-source-6.1", "gcc", "make", "bc", "bison", "flex", "libelf-dev",
             "libssl-dev", "cpio", "xz-utils", "qemu-system-x86", "busybox-static", "gdb",
-            "asciidoctor", "ccache", "python3", "perl", "git")
+            "asciidoctor", "graphviz", "pandoc", "ccache", "python3", "perl", "git")
 
 
 class MissingPackages(HarnessError):

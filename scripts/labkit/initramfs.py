@@ -6,7 +6,7 @@ import os
 import stat
 import subprocess
 
-from . import ftmatrix, series
+from . import docexamples, ftmatrix, series
 
 BUSYBOX = "/bin/busybox"
 INIT_DIR = os.path.join(series.ROOT, "initramfs")
@@ -93,5 +93,11 @@ def build(build_dir, tree_path):
         cpio.file("lab/gdb-selftest.sh", f.read(), executable=True)
     cpio.tree("lab/ftrace", selftests)
     cpio.file("lab/ftracetest.list", "\n".join(ftmatrix.load().tests()).encode() + b"\n")
+    with open(os.path.join(INIT_DIR, "docexamples.sh"), "rb") as f:
+        cpio.file("lab/docexamples.sh", f.read())
+    cpio.directory("lab/docexamples")
+    examples = docexamples.load()
+    for name, text in sorted(docexamples.guest_files(examples, docexamples.last_checkpoint()).items()):
+        cpio.file(name, text.encode())
     cpio.close()
     return out

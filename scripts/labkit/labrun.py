@@ -65,7 +65,7 @@ class Session:
 # first, and stops the guest at each breakpoint: 2 more minutes, which
 # keeps the 4 minutes these runs have always had.
 ITEM_TIME = {"ftracetest": 420, "conformance": 1200, "ftracetest-all": 1200,
-             "gdb:": 120, "gdb-selftest": 120}
+             "gdb:": 120, "gdb-selftest": 120, "docexamples": 300}
 
 
 def item_time(item):
