@@ -9,6 +9,15 @@
 # "@@ftlab ex-rc ID N RC" lines. Each example starts from a clean tracing
 # state, in tracefs, as the documents say.
 
+# docexamples_restore: what reset_tracing leaves as an example set it,
+# back to the boot defaults: the snapshot buffer (freed) and the
+# function-trace option (set).
+docexamples_restore() {
+	[ -f "$TRACING/snapshot" ] && echo 0 > "$TRACING/snapshot"
+	[ -f "$TRACING/options/function-trace" ] && echo 1 > "$TRACING/options/function-trace"
+	:
+}
+
 _ex_kernel=$(lab_kernel)
 while read -r _ex_id _ex_kernels; do
 	case ",$_ex_kernels," in
@@ -19,5 +28,6 @@ while read -r _ex_id _ex_kernels; do
 	ftlab ex-begin "$_ex_id"
 	(cd "$TRACING" && . "/lab/docexamples/$_ex_id.sh") 2>&1
 	ftlab ex-end "$_ex_id"
+	docexamples_restore
 done < /lab/docexamples/list
 reset_tracing
