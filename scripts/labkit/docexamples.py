@@ -41,7 +41,7 @@ import difflib
 import os
 import re
 
-from . import grade, series
+from . import grade, series, ui
 
 CHAPTERS = ("doc/ftrace.adoc", "doc/events.adoc", "doc/internals.adoc")
 PLAN_ITEM = "docexamples"
@@ -138,6 +138,10 @@ def parse(doc, text):
                 raise ExampleError(f"{doc}:{i + 1}: listing block never closed")
             body = lines[i + 1:end]
             if body and is_command(body[0]):
+                for n, l in enumerate(body):
+                    if _IFEVAL.match(l) or _IFOTHER.match(l) or _ENDIF.match(l):
+                        raise ExampleError(f"{doc}:{i + 2 + n}: a conditional inside an example; "
+                                           "make two examples, each in its own conditional")
                 nondet = nondet_at is not None and all(
                     not l.strip() or l.startswith("[") for l in lines[nondet_at + 1:i])
                 ex = Example(doc, i + 2, [c for c in conditions if c], nondet)
@@ -248,7 +252,6 @@ def compare(ex, ran, kernel_label):
 
 def grade_kernel(examples, lines, kernel, tally, log=None):
     """Grade every example 'kernel' runs; returns (ran, matched, expected)."""
-    from . import ui
     label = series.kernel_name(kernel)
     last = last_checkpoint()
     mine = [ex for ex in examples if ex.runs_on(kernel, last)]

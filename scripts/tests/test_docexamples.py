@@ -92,6 +92,8 @@ class Parse(unittest.TestCase):
             docexamples.parse("d", "ifeval::[{checkpoint} >= 2]\ntext\n")
         with self.assertRaises(docexamples.ExampleError):
             docexamples.parse("d", "endif::[]\n")
+        with self.assertRaises(docexamples.ExampleError):
+            docexamples.parse("d", "----\n# cat x\nifeval::[{checkpoint} >= 2]\ny\nendif::[]\n----\n")
 
     def test_guest_script_brackets_each_command(self):
         script = self.examples[0].script().splitlines()
