@@ -19,8 +19,6 @@ upstream 6.1. asciidoctor runs with warnings as failures.
 
 import glob
 import os
-import re
-import shutil
 import subprocess
 
 from . import docexamples, series, ui
@@ -134,17 +132,6 @@ def outputs(directory):
              "ftrace.txt", "events.txt")]
 
 
-def section_checkpoints(path):
-    """The checkpoints the chapter's conditionals name ({N: first line})."""
-    found = {}
-    with open(path, encoding="utf-8") as f:
-        for n, line in enumerate(f, 1):
-            m = re.match(r"^ifeval::\[\{checkpoint\}\s*>=\s*(\d+)\]", line)
-            if m:
-                found.setdefault(int(m.group(1)), n)
-    return found
-
-
 def check(tally):
     ui.step("building the docs (asciidoctor, dot, pandoc)")
     full = out_dir()
@@ -174,6 +161,3 @@ def check(tally):
         tally.record(ok, f"docs: checkpoint {cp.number}'s view builds without warnings")
         ui.block(messages[:10])
 
-
-def clean(directory):
-    shutil.rmtree(directory, ignore_errors=True)
