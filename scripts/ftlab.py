@@ -127,7 +127,7 @@ def cmd_clean(args):
 
 def cmd_docs(args):
     """make docs [N]: the whole series, or checkpoint N's view."""
-    deps.require()
+    deps.require(deps.DOCS_PACKAGES)
     out = docs.out_dir(args.number, args.build_dir)
     view = "the whole series" if args.number is None else f"checkpoint {args.number}"
     ui.step(f"building the docs of {view} (asciidoctor, dot, pandoc)")
