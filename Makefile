@@ -32,8 +32,12 @@ N ?= $(ARG_N)
 $(NUMBERED):
 	@$(FTLAB) $@ $(N) $(FTLAB_OPTS)
 
-list docs check bench deps rebase:
+list check bench deps rebase:
 	@$(FTLAB) $@ $(FTLAB_OPTS)
+
+# "make docs" is the whole series; "make docs 3" checkpoint 3's view.
+docs:
+	@$(FTLAB) docs $(N) $(FTLAB_OPTS)
 
 clean:
 	@$(FTLAB) clean $(FTLAB_OPTS)

@@ -7,7 +7,7 @@ targets:
   shell N    boot checkpoint N to a busybox shell in tracefs
   kernel N   build checkpoint N; print the paths of its bzImage and vmlinux
   list       checkpoints and labs, with their state
-  docs       the HTML and text docs, in build/docs/
+  docs       the HTML and text docs, in build/docs/ (docs N: checkpoint N's view)
   check      everything: harness tests, patches, docs, every kernel and lab
   bench      what each mechanism costs in the guest, and the lab loop's
              times on this host, into build/bench/ (FULL=1: also a cold
@@ -90,6 +90,8 @@ def parse_args(argv):
     args = p.parse_intermixed_args(argv)
     if args.command in NUMBERED:
         args.number = parse_checkpoint(args.command, args.number)
+    elif args.command == "docs" and args.number is not None:
+        args.number = parse_checkpoint(args.command, args.number)
     elif args.number is not None:
         raise UsageError(f"'make {args.command}' takes no checkpoint number")
     if (args.list or args.check) and args.command != "lab":
@@ -152,13 +154,16 @@ def cmd_clean(args):
 
 
 def cmd_docs(args):
-    ui.step("building the docs (asciidoctor)")
-    ok, messages = docs.build(os.path.join(args.build_dir, "docs"))
+    """make docs [N]: the whole series, or checkpoint N's view."""
+    deps.require(deps.DOCS_PACKAGES)
+    out = docs.out_dir(args.number, args.build_dir)
+    view = "the whole series" if args.number is None else f"checkpoint {args.number}"
+    ui.step(f"building the docs of {view} (asciidoctor, dot, pandoc)")
+    ok, messages = docs.build(out, args.number)
     ui.block(messages)
     if ok:
-        out = os.path.join(args.build_dir, "docs")
-        print(os.path.join(out, "index.html"))
-        print(os.path.join(out, "index.txt"))
+        for path in docs.outputs(out):
+            print(path)
     return 0 if ok else 1
 
 

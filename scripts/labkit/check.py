@@ -26,7 +26,7 @@ import re
 import subprocess
 import unittest
 
-from . import conformance, docs, gdbrun, grade, labrun, qemu, rebase, series, source, ui
+from . import conformance, docexamples, docs, gdbrun, grade, labrun, qemu, rebase, series, source, ui
 from .errors import HarnessError
 
 
@@ -137,7 +137,8 @@ def kernel_pass(session, kernel, tally, reference):
     labs = [cp for cp in cps if cp.has_lab and series.has_checkpoint(kernel, cp.number - 1)]
     plain = [cp for cp in labs if not cp.needs_gdb]
     whole_suite = kernel in ("upstream", last)
-    plan = ([labrun.lab_item(cp.number) for cp in plain] + ["ftracetest", conformance.PLAN_ITEM]
+    plan = ([labrun.lab_item(cp.number) for cp in plain]
+            + ["ftracetest", docexamples.PLAN_ITEM, conformance.PLAN_ITEM]
             + ([conformance.FTALL_ITEM] if whole_suite else []))
     run, report = session.boot(k, plan, f"check-{k.name}")
     if not labrun.grade_boot(run, tally, f"boot {k.label}"):
@@ -146,6 +147,7 @@ def kernel_pass(session, kernel, tally, reference):
     for cp in plain:
         labrun.grade_lab(report, cp, kernel, tally)
     labrun.grade_ftracetest(report, kernel, tally, run.log)
+    docexamples.grade_kernel(docexamples.load(), run.lines, kernel, tally, run.log)
     corpus = conformance.load_corpus()
     if kernel == "upstream":
         reference.corpus = conformance.grade_reference(corpus, run, tally)

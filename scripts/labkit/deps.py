@@ -8,7 +8,8 @@ from .errors import HarnessError
 
 PACKAGES = ("linux-source-6.1", "gcc", "make", "bc", "bison", "flex", "libelf-dev",
             "libssl-dev", "cpio", "xz-utils", "qemu-system-x86", "busybox-static", "gdb",
-            "asciidoctor", "ccache", "python3", "perl", "git", "gnuplot-nox")
+            "asciidoctor", "graphviz", "pandoc", "ccache", "python3", "perl", "git",
+            "gnuplot-nox")
 
 
 class MissingPackages(HarnessError):
@@ -26,8 +27,12 @@ def installed(pkg):
     return r.returncode == 0 and r.stdout.split()[-1:] == ["installed"]
 
 
-def missing():
-    return [pkg for pkg in PACKAGES if not installed(pkg)]
+# What "make docs" needs on its own: no kernel, no QEMU.
+DOCS_PACKAGES = ("asciidoctor", "graphviz", "pandoc")
+
+
+def missing(packages=PACKAGES):
+    return [pkg for pkg in packages if not installed(pkg)]
 
 
 def apt_command(pkgs):
@@ -46,19 +51,19 @@ def install(pkgs):
     return True
 
 
-def ensure():
+def ensure(packages=PACKAGES):
     """Install what is missing when we are root; otherwise say the command."""
-    need = missing()
+    need = missing(packages)
     if not need:
         return True
     if os.geteuid() == 0:
-        return install(need) and not missing()
+        return install(need) and not missing(packages)
     ui.error("missing Debian packages: " + " ".join(need))
     ui.info("install them with:  sudo " + apt_command(need))
     return False
 
 
-def require():
+def require(packages=PACKAGES):
     """ensure(), or MissingPackages when they are still missing."""
-    if not ensure():
+    if not ensure(packages):
         raise MissingPackages()

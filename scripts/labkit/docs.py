@@ -1,100 +1,141 @@
-"""make docs: the AsciiDoc book (doc/index.adoc, which includes every lab's
-handout) as HTML, plus a plain-text copy, in build/docs/."""
+"""make docs [N]: the documentation, in build/docs/ (N: build/docs/cpN/).
 
-import html.parser
+  index.html      the book (doc/index.adoc): README, harness guide,
+                  history and every lab's handout, and links to the rest
+  ftrace.html     doc/ftrace.adoc: function probes, clocks, options
+  events.html     doc/events.adoc: events, soft mode, triggers
+  internals.html  doc/internals.adoc, with its diagrams (diagrams/*.svg,
+                  drawn by graphviz's dot from doc/diagrams/*.dot)
+  labs/NN-slug.html  each lab's handout on its own page
+  ftrace.txt, events.txt, index.txt
+                  plain text: asciidoctor's DocBook output through pandoc
+
+The chapters say what each checkpoint adds with AsciiDoc conditionals on
+the attribute 'checkpoint' (ifeval::[{checkpoint} >= 3]). "make docs N"
+sets it to N, so a learner reads what the kernel of checkpoint N can do;
+"make docs" sets it to the last checkpoint: the whole series, which is
+upstream 6.1. asciidoctor runs with warnings as failures.
+"""
+
+import glob
 import os
-import re
 import subprocess
 
-from . import series, ui
+from . import docexamples, series, ui
 
 DOC = os.path.join(series.ROOT, "doc")
+DIAGRAMS = os.path.join(DOC, "diagrams")
+CHAPTERS = ("ftrace", "events", "internals")
+TEXT = ("ftrace", "events", "index")        # the pages that get a .txt
+TEXT_COLUMNS = 78
+TEXT_FILTER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "plaintext.lua")
 
 
-class _Text(html.parser.HTMLParser):
-    """HTML to readable text: block elements become line breaks."""
-    VOID = {"br", "meta", "link", "img", "input", "hr", "col", "wbr"}
-    BLOCK = {"p", "div", "br", "li", "tr", "h1", "h2", "h3", "h4", "pre", "table", "dt", "dd"}
-
-    def __init__(self):
-        super().__init__()
-        self.out, self.skip, self.pre = [], 0, 0
-        self.stack = []
-
-    def _newline(self):
-        if not (self.out and self.out[-1].endswith("* ")):
-            self.out.append("\n")
-
-    def handle_starttag(self, tag, attrs):
-        # the table of contents repeats the headings: leave it out
-        hidden = tag in ("style", "script", "head") or dict(attrs).get("id") == "toc"
-        if tag not in self.VOID:
-            self.stack.append((tag, hidden))
-        if hidden:
-            self.skip += 1
-        if tag == "pre":
-            self.pre += 1
-        if tag in self.BLOCK and not self.skip:
-            self._newline()
-        if tag == "li" and not self.skip:
-            self.out.append("  * ")
-
-    def handle_endtag(self, tag):
-        while self.stack:
-            open_tag, hidden = self.stack.pop()
-            if hidden:
-                self.skip -= 1
-            if open_tag == tag:
-                break
-        if tag == "pre":
-            self.pre -= 1
-        if tag in self.BLOCK or tag in ("h1", "h2", "h3"):
-            self.out.append("\n")
-
-    def handle_data(self, data):
-        if not self.skip:
-            self.out.append(data if self.pre else re.sub(r"\s+", " ", data))
-
-    def text(self):
-        lines = "".join(self.out).splitlines()
-        cleaned, blank = [], False
-        for line in lines:
-            line = line.rstrip() if line.startswith(" ") else line.strip()
-            if not line.strip():
-                if not blank:
-                    cleaned.append("")
-                blank = True
-            else:
-                cleaned.append(line)
-                blank = False
-        return "\n".join(cleaned).strip() + "\n"
+def last_checkpoint():
+    return docexamples.last_checkpoint()
 
 
-def build(out_dir):
-    """Returns (ok, messages)."""
+def attributes(checkpoint):
+    last = last_checkpoint()
+    view = ("the whole series (upstream 6.1)" if checkpoint >= last
+            else f"checkpoint {checkpoint}")
+    return ["-a", f"checkpoint={checkpoint}", "-a", f"checkpoint-view={view}",
+            "-a", f"last-checkpoint={last}", "-a", "labs=labs", "-a", "imagesdir=diagrams"]
+
+
+def _run(cmd, messages, **kw):
+    r = subprocess.run(cmd, capture_output=True, text=True, **kw)
+    out = r.stderr.strip()
+    if out:
+        messages += out.splitlines()
+    return r
+
+
+def asciidoctor(src, out, checkpoint, messages, backend="html5", extra=()):
+    cmd = (["asciidoctor", "--failure-level", "WARN", "-b", backend] + attributes(checkpoint)
+           + list(extra) + ["-o", out, src])
+    return _run(cmd, messages).returncode == 0
+
+
+def diagrams(out_dir, messages):
+    """doc/diagrams/*.dot -> out_dir/diagrams/*.svg with dot."""
+    dest = os.path.join(out_dir, "diagrams")
+    os.makedirs(dest, exist_ok=True)
+    ok = True
+    for dot in sorted(glob.glob(os.path.join(DIAGRAMS, "*.dot"))):
+        svg = os.path.join(dest, os.path.splitext(os.path.basename(dot))[0] + ".svg")
+        r = _run(["dot", "-Tsvg", "-o", svg, dot], messages)
+        if r.returncode != 0:
+            messages.append(f"dot failed on {os.path.relpath(dot, series.ROOT)}")
+            ok = False
+    return ok
+
+
+def plain_text(src, out, checkpoint, messages, via="docbook5"):
+    """AsciiDoc -> DocBook 5 (asciidoctor) -> plain text (pandoc). The book
+    goes through HTML instead: some handouts nest inline markup in a way
+    that gives DocBook that is not well-formed XML, which pandoc's DocBook
+    reader refuses and its HTML reader takes."""
+    tmp = out + (".xml" if via == "docbook5" else ".html")
+    if not asciidoctor(src, tmp, checkpoint, messages, backend=via):
+        return False
+    r = _run(["pandoc", "-f", "docbook" if via == "docbook5" else "html", "-t", "plain",
+              f"--columns={TEXT_COLUMNS}", f"--lua-filter={TEXT_FILTER}", "-o", out, tmp]
+             + ([] if via == "docbook5" else ["-M", "notitle=1"]),
+             messages)
+    os.unlink(tmp)
+    return r.returncode == 0
+
+
+def lab_pages(out_dir, checkpoint, messages):
+    dest = os.path.join(out_dir, "labs")
+    os.makedirs(dest, exist_ok=True)
+    ok = True
+    for cp in series.checkpoints():
+        src = os.path.join(cp.lab_dir, "README.adoc")
+        if cp.number <= checkpoint and os.path.exists(src):
+            ok &= asciidoctor(src, os.path.join(dest, cp.name + ".html"), checkpoint, messages,
+                              extra=["-a", "toc"])
+    return ok
+
+
+def build(out_dir, checkpoint=None):
+    """Every page of checkpoint's view (None: the whole series) into
+    out_dir. Returns (ok, messages)."""
+    if checkpoint is None:
+        checkpoint = last_checkpoint()
     os.makedirs(out_dir, exist_ok=True)
-    html_out = os.path.join(out_dir, "index.html")
-    r = subprocess.run(["asciidoctor", "--failure-level", "WARN", "-a", "toc=left",
-                        "-o", html_out, os.path.join(DOC, "index.adoc")],
-                       capture_output=True, text=True)
-    messages = (r.stdout + r.stderr).strip().splitlines()
-    if r.returncode != 0:
-        return False, messages
-    parser = _Text()
-    with open(html_out, encoding="utf-8") as f:
-        parser.feed(f.read())
-    with open(os.path.join(out_dir, "index.txt"), "w", encoding="utf-8") as f:
-        f.write(parser.text())
-    return True, messages
+    messages = []
+    ok = diagrams(out_dir, messages)
+    ok &= asciidoctor(os.path.join(DOC, "index.adoc"), os.path.join(out_dir, "index.html"),
+                      checkpoint, messages, extra=["-a", "toc=left"])
+    for name in CHAPTERS:
+        ok &= asciidoctor(os.path.join(DOC, name + ".adoc"), os.path.join(out_dir, name + ".html"),
+                          checkpoint, messages, extra=["-a", "toc=left"])
+    ok &= lab_pages(out_dir, checkpoint, messages)
+    for name in TEXT:
+        ok &= plain_text(os.path.join(DOC, name + ".adoc"), os.path.join(out_dir, name + ".txt"),
+                         checkpoint, messages, via="html5" if name == "index" else "docbook5")
+    return ok, messages
 
 
-def out_dir():
-    return os.path.join(os.environ.get("FTLAB_BUILD_DIR", os.path.join(series.ROOT, "build")), "docs")
+def out_dir(checkpoint=None, build_dir=None):
+    base = build_dir or os.environ.get("FTLAB_BUILD_DIR", os.path.join(series.ROOT, "build"))
+    docs = os.path.join(base, "docs")
+    return docs if checkpoint is None else os.path.join(docs, f"cp{checkpoint}")
+
+
+def outputs(directory):
+    """The files a reader opens first."""
+    return [os.path.join(directory, f) for f in
+            ("index.html", "ftrace.html", "events.html", "internals.html",
+             "ftrace.txt", "events.txt")]
 
 
 def check(tally):
-    ui.step("building the docs (asciidoctor)")
-    ok, messages = build(out_dir())
+    ui.step("building the docs (asciidoctor, dot, pandoc)")
+    full = out_dir()
+    ok, messages = build(full)
     tally.record(ok, "docs build without warnings")
     ui.block(messages[:10])
     with open(os.path.join(DOC, "index.adoc"), encoding="utf-8") as f:
@@ -104,3 +145,19 @@ def check(tally):
             handout = f"labs/{cp.name}/README.adoc"
             tally.record(os.path.exists(os.path.join(series.ROOT, handout)) and handout in book,
                          f"docs: the book includes the handout of lab {cp.number:02d}")
+    for name in ("ftrace.txt", "events.txt"):
+        path = os.path.join(full, name)
+        tally.record(os.path.exists(path) and os.path.getsize(path) > 1000,
+                     f"docs: {name} written as plain text (pandoc)")
+    # Every checkpoint's view builds, and leaves out what comes later: the
+    # text of checkpoint N has no heading of a section guarded by N+1.
+    for cp in series.checkpoints():
+        view = out_dir(cp.number)
+        ok, messages = True, []
+        os.makedirs(view, exist_ok=True)
+        for name in ("ftrace", "events"):
+            ok &= plain_text(os.path.join(DOC, name + ".adoc"), os.path.join(view, name + ".txt"),
+                             cp.number, messages)
+        tally.record(ok, f"docs: checkpoint {cp.number}'s view builds without warnings")
+        ui.block(messages[:10])
+

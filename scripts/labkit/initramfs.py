@@ -5,9 +5,10 @@ the kernel's ftracetest. Written by the kernel's own usr/gen_init_cpio
 
 import glob
 import os
+import shutil
 import subprocess
 
-from . import ftmatrix, series
+from . import docexamples, ftmatrix, series
 from .errors import HarnessError
 
 BUSYBOX = "/bin/busybox"
@@ -104,6 +105,24 @@ def build(build_dir, tree_path, extra_files=None):
                                                   "guest.sh"), executable=True)
     cpio.tree("lab/ftrace", selftests)
     cpio.file("lab/ftracetest.list", tests)
+    cpio.file("lab/docexamples.sh", os.path.join(INIT_DIR, "docexamples.sh"))
+    cpio.tree("lab/docexamples", doc_examples(os.path.join(src, "docexamples")))
     for guest_path, host_path in sorted((extra_files or {}).items()):
         cpio.file(guest_path, host_path, executable=os.access(host_path, os.X_OK))
     return write(cpio, out, gen_init_cpio(build_dir))
+
+
+def doc_examples(dest):
+    """The docs' console examples as the guest runs them
+    (docexamples.guest_files), written out to 'dest' for gen_init_cpio."""
+    shutil.rmtree(dest, ignore_errors=True)
+    os.makedirs(dest)
+    examples = docexamples.load()
+    prefix = "lab/docexamples/"
+    for name, text in docexamples.guest_files(examples, docexamples.last_checkpoint()).items():
+        assert name.startswith(prefix), name
+        path = os.path.join(dest, name[len(prefix):])
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w") as f:
+            f.write(text)
+    return dest

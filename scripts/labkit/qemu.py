@@ -120,7 +120,7 @@ def finished_status(lines):
 # Under gdb ("gdb:NN", "gdb-selftest") gdb loads vmlinux and its scripts
 # first, and stops the guest at each breakpoint: 2 more minutes, which
 # keeps the 4 minutes these runs have always had.
-ITEM_TIME = {"ftracetest": 420, "conformance": 1200, "ftracetest-all": 1200,
+ITEM_TIME = {"ftracetest": 420, "conformance": 1200, "ftracetest-all": 1200, "docexamples": 300,
              "gdb:": 120, "gdb-selftest": 120}
 
 

@@ -1,0 +1,57 @@
+-- pandoc Lua filter for "make docs": plain text in the manner of the
+-- kernel's old Documentation/trace/*.txt files. Section titles are
+-- underlined ("=" for a chapter's sections, "-" below them), and the
+-- typographic characters asciidoctor substitutes go back to ASCII.
+
+local ascii = {
+  ["\u{2019}"] = "'", ["\u{2018}"] = "'", ["\u{201C}"] = '"', ["\u{201D}"] = '"',
+  ["\u{2026}"] = "...", ["\u{200B}"] = "", ["\u{2013}"] = "-", ["\u{2014}"] = "--",
+  ["\u{2192}"] = "->", ["\u{21D0}"] = "<=", ["\u{2190}"] = "<-", ["\u{21D2}"] = "=>", ["\u{00A0}"] = " ",
+}
+
+local function plain(s)
+  for k, v in pairs(ascii) do
+    s = s:gsub(k, v)
+  end
+  return s
+end
+
+function Str(el)
+  return pandoc.Str(plain(el.text))
+end
+
+function Code(el)
+  el.text = plain(el.text)
+  return el
+end
+
+function CodeBlock(el)
+  el.text = plain(el.text)
+  return el
+end
+
+local function underlined(title, rule)
+  title = plain(title)
+  return pandoc.RawBlock("plain", title .. "\n" .. string.rep(rule, utf8.len(title) or #title))
+end
+
+function Header(el)
+  return underlined(pandoc.utils.stringify(el.content), el.level <= 1 and "=" or "-")
+end
+
+-- The document's title (DocBook splits "a: b" into title and subtitle)
+-- as the first lines, framed, without the date that DocBook carries.
+function Pandoc(doc)
+  local title = doc.meta.title and pandoc.utils.stringify(doc.meta.title) or ""
+  if doc.meta.subtitle then
+    title = title .. ": " .. pandoc.utils.stringify(doc.meta.subtitle)
+  end
+  if doc.meta.notitle then
+    title = ""    -- the HTML route has the title as its first heading already
+  end
+  if title ~= "" then
+    table.insert(doc.blocks, 1, underlined(title, "="))
+    table.insert(doc.blocks, 1, pandoc.RawBlock("plain", string.rep("=", utf8.len(plain(title)) or #title)))
+  end
+  return doc
+end
