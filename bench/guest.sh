@@ -26,7 +26,7 @@ EVENT=events/syscalls/sys_enter_getppid
 
 # sys_call NAME: the traced function of system call NAME.
 sys_call() {
-	for _f in "__x64_sys_$1" "sys_$1"; do
+	for _f in "__x64_sys_$1" "__do_sys_$1" "sys_$1"; do
 		if grep -q "^$_f\$" available_filter_functions; then
 			echo "$_f"
 			return

@@ -116,12 +116,12 @@ def write_tables(out_dir, results):
             w.writerow(CSV_HEADER)
             for k in kernels:
                 for case, median, lo, hi, ratio in results[k][table]:
-                    w.writerow([k, case, f"{median:.0f}", lo, hi, f"{ratio:.3f}"])
+                    w.writerow([k, case, f"{median:.0f}", lo, hi, f"{ratio:.4g}"])
         report += ["", f"{table}: {what} ({unit}; ratio to the first case, same boot)",
                    f"  {'kernel':<9} {'case':<16} {'median':>10} {'min':>10} {'max':>10} {'ratio':>7}"]
         for k in kernels:
             for case, median, lo, hi, ratio in results[k][table]:
-                report.append(f"  {k:<9} {case:<16} {median:>10.0f} {lo:>10} {hi:>10} {ratio:>7.2f}")
+                report.append(f"  {k:<9} {case:<16} {median:>10.0f} {lo:>10} {hi:>10} {ratio:>7.3g}")
     return report
 
 
