@@ -1,108 +1,13 @@
-"""ft-serve: run the gdb commands a lab script asks for.
-
-A lab that needs the debugger to act at a given moment (lab 02 puts an
-event into soft mode before any kernel code can) calls ask_gdb in the
-guest (initramfs/lib.sh). That writes "ftlab-gdb: COMMAND" to
-trace_marker, so the kernel enters tracing_mark_write() with the text in a
-user buffer. ft-serve breaks there and reads it:
-
-  - unattended ($ft_batch = 1): gdb runs COMMAND and resumes the guest;
-  - with a learner: gdb stops and shows COMMAND, to type (or change).
-"""
+# lab_requests.py - loads "ft serve" (ftlabs/requests.py): the gdb commands
+# a lab script asks for from the guest. The harness sources it after
+# ftrace_labs.py.
 
 import os
+import sys
 
-import gdb
+_here = os.path.dirname(os.path.abspath(__file__))
+if _here not in sys.path:
+    sys.path.insert(0, _here)
 
-PREFIX = b"ftlab-gdb: "
-HOOK = "tracing_mark_write"
-
-
-def batch_mode():
-    try:
-        return int(gdb.parse_and_eval("$ft_batch")) == 1
-    except gdb.error:
-        return False
-
-
-def request_text(frame):
-    """The lab's request in this tracing_mark_write() call, or None."""
-    try:
-        ubuf = int(frame.read_var("ubuf"))
-        cnt = int(frame.read_var("cnt"))
-    except (gdb.error, ValueError):
-        return None
-    if cnt <= len(PREFIX) or cnt > 512:
-        return None
-    try:
-        data = bytes(gdb.selected_inferior().read_memory(ubuf, cnt))
-    except gdb.MemoryError:
-        return None
-    if not data.startswith(PREFIX):
-        return None
-    return data[len(PREFIX):].decode("utf-8", "replace").strip()
-
-
-class LabRequest(gdb.Breakpoint):
-    def __init__(self):
-        super().__init__(HOOK, internal=True)
-        self.silent = True
-
-    def stop(self):
-        command = request_text(gdb.selected_frame())
-        if command is None:
-            return False
-        if batch_mode():
-            print(f"ft-serve: the lab asks for: {command}")
-            try:
-                gdb.execute(command)
-            except gdb.error as e:
-                # Let the guest go on: its checks show what did not happen.
-                print(f"ft-serve: {command}: {e}")
-            return False
-        print(f"\nft-serve: the lab asks you to run:\n    {command}\n"
-              "Type it (or look around first), then 'continue'.")
-        return True
-
-
-class FtServe(gdb.Command):
-    """Serve the lab's requests for gdb commands (see "help ft").
-
-Usage: ft-serve
-
-Labs that need gdb to act at a given moment ask for a command from the
-guest. Unattended, the command runs and the guest goes on; with you at
-the keyboard, gdb stops and shows the command to type."""
-
-    def __init__(self):
-        super().__init__("ft-serve", gdb.COMMAND_USER)
-        self.bp = None
-
-    def invoke(self, arg, from_tty):
-        if self.bp is None or not self.bp.is_valid():
-            self.bp = LabRequest()
-        print(f"ft-serve: waiting for the lab's requests (a breakpoint in {HOOK})")
-
-
-FtServe()
-
-
-class LabFinished(gdb.Function):
-    """$_ft_lab_finished() - 1 once the guest has said its lab is over.
-
-The unattended runs end at the guest's last "sync" (ksys_sync), but a lab
-may call sync too; this condition tells the two apart by reading the
-guest's console log ($FTLAB_CONSOLE_LOG) for "@@ftlab gdb-lab-finished"."""
-
-    def __init__(self):
-        super().__init__("_ft_lab_finished")
-
-    def invoke(self):
-        path = os.environ.get("FTLAB_CONSOLE_LOG")
-        if not path or not os.path.exists(path):
-            return 0
-        with open(path, errors="replace") as f:
-            return int("@@ftlab gdb-lab-finished" in f.read())
-
-
-LabFinished()
+import ftlabs.prefix     # noqa: E402,F401
+import ftlabs.requests   # noqa: E402,F401

@@ -8,11 +8,14 @@
 # records. The enable file shows it as "0*" or "1*".
 #
 # At this checkpoint no kernel code puts an event into soft mode yet (the
-# probes of lab 03 will), so the lab asks gdb to: "ask_gdb ft-soft sched
-# sched_switch on" sets SOFT_MODE and SOFT_DISABLED and sm_ref = 1, "off"
-# clears them. The harness runs this lab under gdb, which serves the
-# requests. Every check takes the event out of soft mode before it ends:
-# reset_tracing cannot, as writes to "enable" no longer leave soft mode.
+# probes of lab 03 will), so the lab has gdb make one of its own writes to
+# the enable file a soft-mode user's call: after "ask_gdb ft-soft sched
+# sched_switch on", the next "echo 1 > enable" runs
+# trace_event_enable_disable(file, 1, soft_disable=1), that is the kernel's
+# event_soft_mode_get; "off" and "echo 0" run event_soft_mode_put. The
+# harness runs this lab under gdb, which serves the requests. Every check
+# takes the event out of soft mode before it ends: reset_tracing cannot,
+# as writes to "enable" no longer leave soft mode.
 
 ENABLE=events/sched/sched_switch/enable
 
@@ -30,15 +33,18 @@ armed() {
 switches_now() {
 	clear_trace
 	hit_functions
-	switches
+	switches_now
 }
 
+# A soft-mode user arrives (sm_ref + 1) or leaves (sm_ref - 1).
 soft_on() {
 	ask_gdb ft-soft sched sched_switch on
+	echo 1 > $ENABLE
 }
 
 soft_off() {
 	ask_gdb ft-soft sched sched_switch off
+	echo 0 > $ENABLE
 }
 
 # Without soft mode the enable file has two states and no '*'.
@@ -54,23 +60,22 @@ plain() {
 }
 guard plain "without soft mode, enable reads 0 or 1 and means it" plain
 
-# An enabled event put into soft mode, soft disabled: registered, silent.
+# A disabled event put into soft mode is soft disabled: registered, silent.
+# When its last soft-mode user leaves, its tracepoint goes too.
 soft_disabled() {
-	echo 1 > $ENABLE
-	state "enabled by the user"
+	state "disabled by the user"
 	soft_on
 	state "in soft mode, soft disabled"
 	armed
 	switches_now
 	soft_off
 	state "out of soft mode"
-	switches_now
+	armed
 }
 check soft-disabled "a soft disabled event reads 0*, keeps its tracepoint and records nothing" soft_disabled
 
 # In soft mode a write to enable changes SOFT_DISABLED and nothing else.
 soft_writes() {
-	echo 1 > $ENABLE
 	soft_on
 	state "in soft mode"
 	echo 1 > $ENABLE

@@ -7,6 +7,7 @@
 #  - bt: the probe command, called by the probe dispatcher for ksys_sync;
 #  - ft-probes: ksys_sync:enable_event:sched:sched_switch:unlimited, the
 #    event and count read from the probe's data (struct event_probe);
+#    "print *$ft_probe" shows that entry (struct ftrace_probe_entry);
 #  - ft-event before the hit: SOFT_MODE|SOFT_DISABLED, enable reads 0*;
 #  - ft-event at the next sched_switch: SOFT_DISABLED is gone, the rest
 #    (ENABLED, SOFT_MODE, sm_ref 1) unchanged, enable reads 1*: this time
@@ -38,6 +39,7 @@ commands $lab_first-$lab_last
   echo the probe was called for:\n
   info symbol ip
   ft-probes
+  print *$ft_probe
   ft-event sched sched_switch
   enable once $lab_switch_bp
   if $ft_batch
