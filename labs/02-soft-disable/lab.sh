@@ -33,7 +33,7 @@ armed() {
 switches_now() {
 	clear_trace
 	hit_functions
-	switches_now
+	switches
 }
 
 # A soft-mode user arrives (sm_ref + 1) or leaves (sm_ref - 1).

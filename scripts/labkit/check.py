@@ -249,7 +249,7 @@ def gdb_helpers_selftest(session, k, tally):
     ui.step("gdb helpers on upstream 6.1: probes, event flags, triggers, clock, breakpoints")
     ok, evidence = gdbrun.selftest(k, session.initrd(), gdbrun.free_port(), session.logs,
                                    session.timeout_for)
-    tally.record(ok, "gdb helpers [upstream] print probes, flags, triggers, clock as expected")
+    tally.record(ok, "gdb helpers [upstream]: every ft command, function and printer as expected")
     ui.block(evidence)
 
 
