@@ -38,6 +38,13 @@ ftlab() {
 
 # --- helpers for lab checks ------------------------------------------------
 
+# write_error: the error text of the last failed write, as the shell
+# left it in /tmp/.err ("sh: write error: Invalid argument" -> "Invalid
+# argument").
+write_error() {
+	sed 's/.*: //' /tmp/.err
+}
+
 # try_write VALUE FILE: write VALUE to FILE (appending, so that function
 # probes accumulate as "echo ... >> set_ftrace_filter" does) and print
 # what happened: "ok" or the error text, e.g. "Invalid argument".
@@ -45,7 +52,7 @@ try_write() {
 	if echo "$1" 2>/tmp/.err >> "$2"; then
 		echo "'$1' >> $2: ok"
 	else
-		echo "'$1' >> $2: $(sed 's/.*: //' /tmp/.err)"
+		echo "'$1' >> $2: $(write_error)"
 	fi
 }
 
@@ -56,7 +63,7 @@ try_write() {
 # is a line about the feature itself, not this write.
 setup() {
 	if ! echo "$1" 2>/tmp/.err >> "$2"; then
-		echo "setup: '$1' >> $2: $(sed 's/.*: //' /tmp/.err)" >> /tmp/.setup
+		echo "setup: '$1' >> $2: $(write_error)" >> /tmp/.setup
 	fi
 }
 
@@ -65,7 +72,7 @@ try_truncate() {
 	if echo "$1" 2>/tmp/.err > "$2"; then
 		echo "'$1' > $2: ok"
 	else
-		echo "'$1' > $2: $(sed 's/.*: //' /tmp/.err)"
+		echo "'$1' > $2: $(write_error)"
 	fi
 }
 

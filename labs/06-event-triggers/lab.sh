@@ -143,7 +143,7 @@ try_long() {
 	if echo "traceoff$_pad" 2>/tmp/.err >> "$2"; then
 		echo "'traceoff' + spaces, $1 bytes >> $2: ok"
 	else
-		echo "'traceoff' + spaces, $1 bytes >> $2: $(sed 's/.*: //' /tmp/.err)"
+		echo "'traceoff' + spaces, $1 bytes >> $2: $(write_error)"
 	fi
 }
 

@@ -130,7 +130,8 @@ def plot(out_dir, table):
     csv_name = TABLES[table][0]
     data = os.path.join(out_dir, csv_name)
     svg = os.path.join(out_dir, csv_name.replace(".csv", ".svg"))
-    rows = list(csv.DictReader(open(data)))
+    with open(data, newline="") as f:
+        rows = list(csv.DictReader(f))
     dat = os.path.join(out_dir, f"{table}.dat")
     with open(dat, "w") as f:
         for i, row in enumerate(rows):
@@ -147,7 +148,7 @@ def plot(out_dir, table):
     return svg
 
 
-def guest(session, kernels, out_dir):
+def guest(session, kernels):
     """Boot each kernel once with the bench plan; {kernel name: {table: rows}}."""
     results = {}
     for kernel in kernels:
@@ -230,7 +231,7 @@ def run(session, kernels=KERNELS, full=False, with_host=True):
     session.extra_files = {"lab/ftbench": build_workload(out_dir),
                            "lab/bench.sh": GUEST_SCRIPT}
     stamp = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
-    results = guest(session, kernels, out_dir)
+    results = guest(session, kernels)
     report = [f"make bench, {stamp}, on {machine()}",
               "guest: QEMU TCG, one vCPU; every ratio compares cases of one boot"]
     report += write_tables(out_dir, results)
