@@ -130,7 +130,7 @@ def kernel_pass(session, kernel, tally, reference):
         return None, None
     tally.record(True, f"build {k.label}")
     cps = series.checkpoints()
-    last = cps[-1].number if cps else None
+    last = series.last_checkpoint() if cps else None
     # every lab up to the kernel's checkpoint, and the next one (whose
     # feature checks must fail here): the labs whose previous checkpoint
     # the kernel has

@@ -169,11 +169,6 @@ def load(root=series.ROOT):
     return examples
 
 
-def last_checkpoint():
-    cps = series.checkpoints()
-    return cps[-1].number if cps else 0
-
-
 def guest_files(examples, last):
     """{path in the initramfs: text}: the list the guest reads ("ID KERNEL,...")
     and one script per example."""
@@ -253,7 +248,7 @@ def compare(ex, ran, kernel_label):
 def grade_kernel(examples, lines, kernel, tally, log=None):
     """Grade every example 'kernel' runs; returns (ran, matched, expected)."""
     label = series.kernel_name(kernel)
-    last = last_checkpoint()
+    last = series.last_checkpoint()
     mine = [ex for ex in examples if ex.runs_on(kernel, last)]
     guest = parse_guest(lines)
     ran = matched = 0

@@ -21,7 +21,7 @@ import glob
 import os
 import subprocess
 
-from . import docexamples, series, ui
+from . import series, ui
 
 DOC = os.path.join(series.ROOT, "doc")
 DIAGRAMS = os.path.join(DOC, "diagrams")
@@ -31,12 +31,8 @@ TEXT_COLUMNS = 78
 TEXT_FILTER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "plaintext.lua")
 
 
-def last_checkpoint():
-    return docexamples.last_checkpoint()
-
-
 def attributes(checkpoint):
-    last = last_checkpoint()
+    last = series.last_checkpoint()
     view = ("the whole series (upstream 6.1)" if checkpoint >= last
             else f"checkpoint {checkpoint}")
     return ["-a", f"checkpoint={checkpoint}", "-a", f"checkpoint-view={view}",
@@ -103,7 +99,7 @@ def build(out_dir, checkpoint=None):
     """Every page of checkpoint's view (None: the whole series) into
     out_dir. Returns (ok, messages)."""
     if checkpoint is None:
-        checkpoint = last_checkpoint()
+        checkpoint = series.last_checkpoint()
     os.makedirs(out_dir, exist_ok=True)
     messages = []
     ok = diagrams(out_dir, messages)

@@ -119,7 +119,7 @@ def doc_examples(dest):
     os.makedirs(dest)
     examples = docexamples.load()
     prefix = "lab/docexamples/"
-    for name, text in docexamples.guest_files(examples, docexamples.last_checkpoint()).items():
+    for name, text in docexamples.guest_files(examples, series.last_checkpoint()).items():
         assert name.startswith(prefix), name
         path = os.path.join(dest, name[len(prefix):])
         os.makedirs(os.path.dirname(path), exist_ok=True)

@@ -143,6 +143,12 @@ def checkpoints():
     return found
 
 
+def last_checkpoint():
+    """The number of the series' last checkpoint (0 while there is none)."""
+    cps = checkpoints()
+    return cps[-1].number if cps else 0
+
+
 def lookup(number):
     for cp in checkpoints():
         if cp.number == number:

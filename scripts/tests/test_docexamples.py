@@ -2,7 +2,7 @@ import io
 import unittest
 from contextlib import redirect_stdout
 
-from labkit import docexamples, ui
+from labkit import docexamples, ui, series
 
 DOC = """= A chapter
 :checkpoint: 7
@@ -162,14 +162,14 @@ class Chapters(unittest.TestCase):
     def test_the_chapters_parse_and_every_example_runs_somewhere(self):
         examples = docexamples.load()
         self.assertGreater(len(examples), 10)
-        last = docexamples.last_checkpoint()
+        last = series.last_checkpoint()
         for ex in examples:
             self.assertTrue(any(ex.runs_on(k, last) for k in ["upstream"] + list(range(last + 1))),
                             ex.where)
 
     def test_guest_files(self):
         examples = docexamples.load()
-        files = docexamples.guest_files(examples, docexamples.last_checkpoint())
+        files = docexamples.guest_files(examples, series.last_checkpoint())
         listing = files["lab/docexamples/list"].splitlines()
         self.assertEqual(len(listing), len(examples))
         for line in listing:

@@ -45,7 +45,7 @@ class Views(unittest.TestCase):
                 return f.read()
 
     def test_ftrace_by_checkpoint(self):
-        cp0, cp3, full = (self.text("ftrace", n) for n in (0, 3, docs.last_checkpoint()))
+        cp0, cp3, full = (self.text("ftrace", n) for n in (0, 3, series.last_checkpoint()))
         self.assertNotIn("enable_event", cp0)
         self.assertIn("enable_event", cp3)
         self.assertNotIn("uptime]", cp3)
@@ -60,7 +60,7 @@ class Views(unittest.TestCase):
         self.assertIn("Event triggers", cp6)
 
     def test_text_is_ascii_with_underlined_titles(self):
-        text = self.text("events", docs.last_checkpoint())
+        text = self.text("events", series.last_checkpoint())
         self.assertTrue(text.isascii())
         lines = text.splitlines()
         i = lines.index("Event triggers")
