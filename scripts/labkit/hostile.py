@@ -515,18 +515,22 @@ def _same_slot(a, b):
             and (a[1] == b[1] or FAMILY.get(a[0]) != "event"))
 
 
-SPACE = b" \t\n\v\f\r"
+# The kernel's isspace(): tab to carriage return, space, and 0xa0
+# (lib/ctype.c). Its tracefs parser (trace_get_user) ends a token at
+# white space and at a NUL byte alike.
+KSPACE = " \t\n\v\f\r\xa0"
+_SEPARATORS = re.compile(rb"[\t\n\v\f\r \xa0\0]")
 
 
 def probe_commands(data):
     """[(what, key, complete)] of the probe commands a write to
-    set_ftrace_filter makes: the kernel's parser splits on white space, a
-    NUL ends a token's string, and a last token with no white space after
+    set_ftrace_filter makes: the kernel's parser splits it into tokens at
+    white space and NUL bytes, and a last token with no separator after
     it is processed when the file is closed, its error unseen."""
     out = []
-    tokens = re.split(rb"[ \t\n\v\f\r]", data)
+    tokens = _SEPARATORS.split(data)
     for i, raw in enumerate(tokens):
-        token = raw.split(b"\0", 1)[0].decode("latin-1")
+        token = raw.decode("latin-1")
         parts = token.split(":")
         if len(parts) < 2 or parts[1] not in PROBE_CMDS:
             continue
@@ -540,7 +544,7 @@ def probe_commands(data):
 def trigger_command(data):
     """(what, key) of the trigger command a write(2) to a trigger file
     makes (the whole buffer is one command), or None."""
-    text = data.split(b"\0", 1)[0].decode("latin-1").strip()
+    text = data.split(b"\0", 1)[0].decode("latin-1").strip(KSPACE)
     remove = text.startswith("!")
     if remove:
         text = text[1:]
@@ -552,28 +556,45 @@ def trigger_command(data):
     return ("del" if remove else "add", (parts[0], target))
 
 
-def commands(op):
-    """[(what, key, sure)] of a write to set_ftrace_filter or a trigger
-    file; sure: the write's verdict tells whether this command took effect."""
+def commands(op, verdict):
+    """[(what, key, status)] of a write to set_ftrace_filter or a trigger
+    file; status "done", "failed" or "unknown": what the write's verdict
+    tells about this command. A refused write of several commands may
+    have failed at any of them, those before it taking effect."""
     if op.file == "F":
-        return [(w, k, done) for w, k, done in probe_commands(op.data)]
+        cmds = probe_commands(op.data)
+        tokens = [t for t in _SEPARATORS.split(op.data) if t]
+        single = len(tokens) == 1 and len(cmds) == 1 and cmds[0][2]
+        out = []
+        for what, key, complete in cmds:
+            if verdict == ".":
+                status = "done" if complete else "unknown"
+            else:
+                status = "failed" if single else "unknown"
+            out.append((what, key, status))
+        return out
     if op.file.startswith("T"):
         cmds = [trigger_command(p) for p in op.pieces]
-        return [(c[0], c[1], True) for c in cmds if c]
+        if verdict == ".":
+            status = "done"
+        else:
+            status = "failed" if len(op.pieces) == 1 else "unknown"
+        return [(c[0], c[1], status) for c in cmds if c]
     return []
 
 
 def expect_keys(before, ops, verdicts):
     """(must, may): the keys that must be listed after ops, and those that
-    may be. A command of an accepted write must have taken effect: its
-    addition is listed, its removal may have removed every entry in its
-    slot. A command of a refused write (the write may have failed at an
-    earlier or a later command) may or may not have taken effect."""
+    may be. A command that took effect: its addition is listed, its
+    removal may have removed every entry in its slot. A command that
+    failed changes nothing: no half-registered probe or trigger."""
     must, may = set(before), set(before)
     for op, v in zip(ops, verdicts):
-        for what, key, sure in commands(op):
+        for what, key, status in commands(op, v):
+            if status == "failed":
+                continue
             if what == "add":
-                if v == "." and sure:
+                if status == "done":
                     must.add(key)
                 may.add(key)
             else:

@@ -78,3 +78,217 @@ def grade_hostile(rounds, run, res, k, tally, reference=None):
         ui.block(diffs[:30])
         ok = ok and not diffs
     return ok
+
+
+# --- permissions -------------------------------------------------------------
+
+class Perms:
+    def __init__(self):
+        self.modes = {}         # path -> "MODE UID GID"
+        self.tries = []         # (what, result)
+        self.states = {}        # BEFORE/AFTER -> [lines]
+        self.user = None
+        self.finished = False
+
+
+def parse_perms(lines):
+    """A Perms from the console of a guest that ran perms.sh."""
+    p = Perms()
+    target = None
+    for raw in lines:
+        line = raw.strip()
+        if line.startswith("@@ftlab perms-"):
+            word, _sep, rest = line[len("@@ftlab "):].partition(" ")
+            target = None
+            if word == "perms-modes":
+                target = "modes"
+            elif word == "perms-state":
+                target = p.states.setdefault(rest.strip(), [])
+            elif word == "perms-try":
+                what, _sep, result = rest.partition(" ")
+                p.tries.append((what, result.strip()))
+            elif word == "perms-user":
+                p.user = rest.strip()
+            elif word == "perms-end":
+                p.finished = True
+            continue
+        if line.startswith("@@ftlab"):
+            target = None
+        elif target == "modes":
+            parts = line.split(None, 3)
+            if len(parts) == 4:
+                p.modes[parts[3]] = " ".join(parts[:3])
+        elif isinstance(target, list):
+            target.append(line)
+    return p
+
+
+def perms_problems(p):
+    """What an unprivileged user could do that it must not, and anything
+    that changed for root."""
+    problems = []
+    if not p.finished:
+        problems.append("the guest did not finish the permissions test")
+    if p.user != "65534":
+        problems.append(f"the unprivileged user's uid is {p.user!r}, not 65534")
+    if not p.tries:
+        problems.append("no attempt was made")
+    problems += [f"an unprivileged user could: {what}" for what, result in p.tries
+                 if result == "ok"]
+    if p.states.get("BEFORE") != p.states.get("AFTER"):
+        problems.append(f"root saw {p.states.get('BEFORE')} before the attempts, "
+                        f"{p.states.get('AFTER')} after")
+    return problems
+
+
+def mode_differences(ref, p):
+    """Files whose mode, owner or group differ from the reference kernel's,
+    and files only one of them has."""
+    diffs = [f"{path}: {ref.modes[path]} on the reference, {p.modes[path]} here"
+             for path in sorted(set(ref.modes) & set(p.modes)) if ref.modes[path] != p.modes[path]]
+    diffs += [f"{path}: only on the reference" for path in sorted(set(ref.modes) - set(p.modes))]
+    diffs += [f"{path}: only here" for path in sorted(set(p.modes) - set(ref.modes))]
+    return diffs
+
+
+def run_perms(session, k, tag=None):
+    run = boot(session, k, ["robust:perms"], tag or f"perms-{k.name}", timeout=300)
+    return run, parse_perms(run.lines)
+
+
+def grade_perms(run, p, k, tally, reference=None):
+    label = f"permissions [{k.name}]"
+    if not run.ok:
+        tally.record(False, f"{label}: guest run", run.status)
+        ui.block(run.explain())
+        return
+    problems = perms_problems(p)
+    tally.record(not problems, f"{label}: an unprivileged user can change no probe, trigger, "
+                 "clock, option, event or tracer",
+                 f"({len(p.tries)} attempts, all refused)" if not problems else "")
+    ui.block(problems)
+    if reference is not None:
+        ref_name, ref = reference
+        diffs = mode_differences(ref, p)
+        tally.record(not diffs, f"{label}: tracefs modes and owners as on {ref_name}",
+                     f"({len(p.modes)} files)")
+        ui.block(diffs[:30])
+
+
+# --- concurrency ---------------------------------------------------------------
+
+def parse_stress(lines):
+    """{name: value} of "@@ftlab stress NAME VALUE" lines; "end" when the
+    test finished."""
+    out = {}
+    for raw in lines:
+        parts = raw.strip().split(None, 3)
+        if parts[:2] == ["@@ftlab", "stress"] and len(parts) >= 3:
+            out[parts[2]] = parts[3] if len(parts) > 3 else ""
+        elif parts[:2] == ["@@ftlab", "stress-end"]:
+            out["end"] = "1"
+    return out
+
+
+def stress_problems(r, cpus):
+    def num(name):
+        try:
+            return int(r.get(name, "").split("=")[-1])
+        except ValueError:
+            return None
+    problems = []
+    if "end" not in r:
+        return ["the guest did not finish the concurrency test"]
+    if num("cpus") != cpus:
+        problems.append(f"the guest saw {r.get('cpus')} CPUs, not {cpus}")
+    if (num("elapsed") or 0) < (num("seconds") or 60):
+        problems.append(f"it ran {r.get('elapsed')} s, not {r.get('seconds')}")
+    if not num("probes-added") or not num("triggers-added"):
+        problems.append("no probe or no trigger was ever added")
+    if num("bad-counts") != 0:
+        problems.append(f"{r.get('bad-counts')} counts below zero or above their limit")
+    if not num("monitor-reads"):
+        problems.append("the listings were never read")
+    if (num("stack-traces") or 0) > (num("stack-limit") or 0):
+        problems.append(f"{r.get('stack-traces')} stack traces, more than the "
+                        f"{r.get('stack-limit')} the registrations allow")
+    if not num("fork-events-after"):
+        problems.append("no event traced afterwards")
+    if r.get("traceoff-probe-after") != "tracing_on=0":
+        problems.append(f"a traceoff probe afterwards left {r.get('traceoff-probe-after')}")
+    if num("enabled-functions") != 0 or num("soft-mode") != 0:
+        problems.append(f"not clean afterwards: {r.get('enabled-functions')} enabled "
+                        f"functions, {r.get('soft-mode')} events in soft mode")
+    return problems
+
+
+def run_stress(session, k, smp):
+    run = boot(session, k, ["robust:stress"], f"stress-{k.name}", smp=smp, timeout=600)
+    return run, parse_stress(run.lines)
+
+
+def grade_stress(run, r, k, tally, smp):
+    label = f"concurrency [{k.name}, {smp} vCPU]"
+    if not run.ok:
+        tally.record(False, f"{label}: guest run", run.status)
+        ui.block(run.explain())
+        return
+    problems = stress_problems(r, smp)
+    words = ", ".join(f"{n} {r.get(n)}" for n in ("elapsed", "probes-added", "triggers-added",
+                                                  "monitor-reads", "stack-traces", "stack-limit"))
+    tally.record(not problems, f"{label}: probes and triggers fire while others add and "
+                 "remove them; counts stay in range, tracing works afterwards", f"({words})")
+    ui.block(problems)
+
+
+# --- module lifetime -------------------------------------------------------------
+
+def parse_module(lines):
+    """[(step, result)] of "@@ftlab module STEP RESULT" lines, and whether
+    the test finished."""
+    steps, done = [], False
+    for raw in lines:
+        parts = raw.strip().split(None, 3)
+        if parts[:2] == ["@@ftlab", "module"] and len(parts) >= 3:
+            steps.append((parts[2], parts[3] if len(parts) > 3 else ""))
+        elif parts[:2] == ["@@ftlab", "module-end"]:
+            done = True
+    return steps, done
+
+
+# What each step must give: "ok", "refused" (any error), or an exact text.
+MODULE_EXPECT = {"load": "ok", "event-dir": "present", "add-probe": "ok",
+                 "probe-target-enable": "0*", "rmmod-with-probe": "refused",
+                 "remove-probe": "ok", "rmmod-after-probe": "ok",
+                 "event-dir-after-rmmod": "gone", "reload": "ok", "add-trigger": "ok",
+                 "rmmod-with-trigger": "refused", "remove-trigger": "ok",
+                 "rmmod-after-trigger": "ok", "load-again": "ok", "enable-event": "ok",
+                 "disable-event": "ok", "rmmod-final": "ok", "enabled-functions": "0"}
+
+
+def module_problems(steps, done, reference=None):
+    got = dict(steps)
+    problems = [] if done else ["the guest did not finish the module test"]
+    for step, want in MODULE_EXPECT.items():
+        have = got.get(step)
+        if have is None:
+            problems.append(f"{step}: did not run")
+        elif want == "refused" and have == "ok":
+            problems.append(f"{step}: succeeded, but the module is in use")
+        elif want != "refused" and have != want:
+            problems.append(f"{step}: {have}, expected {want}")
+    if not got.get("events-traced", "0").isdigit() or got.get("events-traced") == "0":
+        problems.append("the module's event traced nothing once loaded again")
+    if reference is not None:
+        ref_name, ref_steps = reference
+        ref = dict(ref_steps)
+        for step in ("rmmod-with-probe", "rmmod-with-trigger"):
+            if got.get(step) != ref.get(step):
+                problems.append(f"{step}: {got.get(step)!r}, {ref_name} says {ref.get(step)!r}")
+    return problems
+
+
+def run_module(session, k, smp):
+    extra = k.modules() if hasattr(k, "modules") else {}
+    run = boot(session, k, ["robust:modules"], f"modules-{k.name}", extra, smp=smp, timeout=600)
+    return run, parse_module(run.lines)
