@@ -14,9 +14,10 @@ FTLAB  := $(PYTHON) scripts/ftlab.py
 # Options passed through to the harness when set on the command line.
 FTLAB_OPTS := $(if $(KERNEL),--kernel $(KERNEL)) $(if $(BUILD),--build-dir $(BUILD)) \
 	$(if $(GDB_PORT),--gdb-port $(GDB_PORT)) $(if $(TIMEOUT),--timeout $(TIMEOUT)) \
-	$(if $(V),--verbose) $(if $(BASE),--base $(BASE))
+	$(if $(V),--verbose) $(if $(BASE),--base $(BASE)) \
+	$(if $(DEBUG),--debug) $(if $(SEED),--seed $(SEED))
 
-NUMBERED := lab gdb shell kernel
+NUMBERED := lab gdb shell kernel robust
 TARGETS  := $(NUMBERED) list docs check clean distclean deps rebase help
 
 # The checkpoint number: N=3, or the word after the target ("make lab 3").

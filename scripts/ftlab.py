@@ -14,6 +14,9 @@ targets:
   deps       install the Debian packages the labs need
   rebase     move the series to another linux-source-6.1 version
              (make rebase BASE=6.1.19x-y; maintainers)
+  robust [N] the robustness tests (hostile input, permissions, two CPUs,
+             module lifetime) on checkpoint N (default: the last) and
+             upstream; with DEBUG=1 on their debug variants
 
 options (make variables in brackets):
   --kernel upstream   run on unmodified 6.1 instead (KERNEL=upstream)
@@ -22,6 +25,8 @@ options (make variables in brackets):
   --timeout SECONDS   guest time limit (TIMEOUT=SECONDS)
   --base VERSION      with rebase: the Debian version to move to (BASE=...)
   --verbose           show the commands run (V=1)
+  --debug             "lab", "robust": the debug kernels, two vCPUs (DEBUG=1)
+  --seed S            "robust": the hostile-input seed (SEED=S)
 """
 
 import argparse
@@ -37,7 +42,7 @@ from labkit import (deps, docs, gdbrun, kbuild, labrun, qemu, rebase,  # noqa: E
 from labkit.errors import HarnessError  # noqa: E402
 
 NUMBERED = ("lab", "gdb", "shell", "kernel")
-COMMANDS = NUMBERED + ("list", "docs", "check", "clean", "deps", "rebase")
+COMMANDS = NUMBERED + ("list", "docs", "check", "clean", "deps", "rebase", "robust")
 
 
 class UsageError(HarnessError):
@@ -79,8 +84,15 @@ def parse_args(argv):
     p.add_argument("--base")
     p.add_argument("--all", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--verbose", action="store_true")
+    p.add_argument("--debug", action="store_true")
+    p.add_argument("--seed", type=int)
     args = p.parse_intermixed_args(argv)
-    if args.command in NUMBERED:
+    if args.command == "robust" and args.number not in (None, ""):
+        args.number = parse_checkpoint(args.command, args.number)
+    elif args.command == "robust":
+        cps = series.checkpoints()
+        args.number = cps[-1].number if cps else None
+    elif args.command in NUMBERED:
         args.number = parse_checkpoint(args.command, args.number)
     elif args.number is not None:
         raise UsageError(f"'make {args.command}' takes no checkpoint number")
@@ -137,6 +149,9 @@ def cmd_docs(args):
 def cmd_numbered(args, session):
     session.prepare()
     kernel = target_kernel(args)
+    if args.command == "lab" and args.debug:
+        from labkit import debug
+        return debug.run_one_lab(session, args.number, kernel).close()
     if args.command == "lab":
         tally = labrun.run_one_lab(session, args.number, kernel)
         return tally.close()
@@ -174,6 +189,10 @@ def dispatch(argv):
         return check.run(session)
     if args.command == "rebase":
         return rebase.rebase(session, args.base)
+    if args.command == "robust":
+        from labkit import robust
+        session.prepare()
+        return robust.run_all(session, target_kernel(args), args.debug, args.seed).close()
     return cmd_numbered(args, session)
 
 

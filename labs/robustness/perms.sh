@@ -7,7 +7,9 @@
 # 2. An unprivileged user (uid 65534, made with busybox su) tries to add
 #    and remove a function probe and an event trigger, to change the clock,
 #    an option, an event's enable and filter: every write must be refused,
-#    and root must then see exactly what it saw before.
+#    and root must then see exactly what it saw before. It tries twice:
+#    as tracefs is, and with every folder on the way opened to all, so
+#    that the files' own modes are what refuses it.
 # Console protocol:
 #   @@ftlab perms-modes           then "MODE UID GID PATH" lines
 #   @@ftlab perms-try WHAT RESULT one per attempt ("ok" or the error text)
@@ -41,6 +43,28 @@ perms_try() {
 	fi
 }
 
+# perms_attempts SUFFIX: everything the user tries, each named with SUFFIX.
+perms_attempts() {
+	perms_try "add-probe$1" 'vfs_fsync:traceon' set_ftrace_filter
+	perms_try "remove-probe$1" '!ksys_sync:traceoff' set_ftrace_filter
+	perms_try "add-event-probe$1" 'vfs_fsync:enable_event:sched:sched_switch' set_ftrace_filter
+	perms_try "notrace$1" 'schedule' set_ftrace_notrace
+	perms_try "add-trigger$1" 'stacktrace' events/sched/sched_kthread_stop/trigger
+	perms_try "remove-trigger$1" '!traceoff' events/sched/sched_kthread_stop/trigger
+	perms_try "clock$1" 'global' trace_clock
+	perms_try "option$1" 1 options/sym-offset
+	perms_try "enable$1" 1 events/sched/sched_kthread_stop/enable
+	perms_try "filter$1" 'pid > 1' events/sched/sched_kthread_stop/filter
+	perms_try "tracing_on$1" 0 tracing_on
+	perms_try "tracer$1" function current_tracer
+	_r=$(su -s /bin/sh nobody -c "mkdir '$TRACING/instances/user'" 2>&1)
+	if [ $? -eq 0 ]; then ftlab perms-try "mkdir-instance$1" ok; rmdir instances/user
+	else ftlab perms-try "mkdir-instance$1" "${_r##*: }"; fi
+	_r=$(su -s /bin/sh nobody -c "cat '$TRACING/set_ftrace_filter'" 2>&1)
+	if [ $? -eq 0 ]; then ftlab perms-try "read-filter$1" ok
+	else ftlab perms-try "read-filter$1" "${_r##*: }"; fi
+}
+
 perms_main() {
 	cd "$TRACING" || return
 	reset_tracing
@@ -54,24 +78,19 @@ perms_main() {
 	echo 'traceoff' >> events/sched/sched_kthread_stop/trigger
 	perms_state BEFORE
 	ftlab perms-user "$(su -s /bin/sh nobody -c 'id -u')"
-	perms_try add-probe 'vfs_fsync:traceon' set_ftrace_filter
-	perms_try remove-probe '!ksys_sync:traceoff' set_ftrace_filter
-	perms_try add-event-probe 'vfs_fsync:enable_event:sched:sched_switch' set_ftrace_filter
-	perms_try notrace 'schedule' set_ftrace_notrace
-	perms_try add-trigger 'stacktrace' events/sched/sched_kthread_stop/trigger
-	perms_try remove-trigger '!traceoff' events/sched/sched_kthread_stop/trigger
-	perms_try clock 'global' trace_clock
-	perms_try option 1 options/sym-offset
-	perms_try enable 1 events/sched/sched_kthread_stop/enable
-	perms_try filter 'pid > 1' events/sched/sched_kthread_stop/filter
-	perms_try tracing_on 0 tracing_on
-	perms_try tracer function current_tracer
-	_r=$(su -s /bin/sh nobody -c "mkdir '$TRACING/instances/user'" 2>&1)
-	if [ $? -eq 0 ]; then ftlab perms-try mkdir-instance ok; rmdir instances/user
-	else ftlab perms-try mkdir-instance "${_r##*: }"; fi
-	_r=$(su -s /bin/sh nobody -c "cat '$TRACING/set_ftrace_filter'" 2>&1)
-	if [ $? -eq 0 ]; then ftlab perms-try read-filter ok
-	else ftlab perms-try read-filter "${_r##*: }"; fi
+	perms_attempts ""
+	# Then with every folder on the way open to all (chmod a+rx): the
+	# files' own modes must refuse the user.
+	_dirs=". events events/sched events/sched/sched_kthread_stop options instances"
+	_modes=$(stat -c %a $_dirs)
+	chmod a+rx $_dirs
+	ftlab perms-folders $(stat -c %a $_dirs)
+	perms_attempts -open-folders
+	set -- $_modes
+	for _d in $_dirs; do
+		chmod "$1" "$_d"
+		shift
+	done
 	perms_state AFTER
 	reset_tracing
 	ftlab perms-end

@@ -92,3 +92,26 @@ def kernel(session, kernel):
         session.tree.checkout(kernel)
         k.build(session.tree.path)
     return k
+
+
+# Time allowed for a guest of a debug kernel, as a multiple of a plain
+# kernel's: KASAN, lockdep and kmemleak make it several times slower.
+SLOWDOWN = 4
+
+
+def run_one_lab(session, number, kernel):
+    """make lab N DEBUG=1: lab N on the debug variant, with two vCPUs."""
+    from . import labrun, protocol, robust
+    cp = series.lookup(number)
+    k = globals()["kernel"](session, kernel)
+    tally = ui.Tally()
+    if cp.needs_gdb:
+        ui.skip(f"lab {number:02d} [{k.name}]", "a gdb lab runs on the plain kernel only")
+        return tally
+    plan = [f"lab:{number:02d}"]
+    run = robust.boot(session, k, plan, f"lab{number:02d}-{k.name}", smp=SMP,
+                      timeout=session.timeout_for(plan) * SLOWDOWN)
+    if labrun.grade_boot(run, tally, f"lab {number:02d} [{k.name}]"):
+        labrun.grade_lab(protocol.parse(run.lines), cp, kernel, tally)
+    print(f"console log: {os.path.relpath(run.log)}")
+    return tally

@@ -88,6 +88,7 @@ class Perms:
         self.tries = []         # (what, result)
         self.states = {}        # BEFORE/AFTER -> [lines]
         self.user = None
+        self.folders = None     # modes of the folders opened to all
         self.finished = False
 
 
@@ -107,6 +108,8 @@ def parse_perms(lines):
             elif word == "perms-try":
                 what, _sep, result = rest.partition(" ")
                 p.tries.append((what, result.strip()))
+            elif word == "perms-folders":
+                p.folders = rest.split()
             elif word == "perms-user":
                 p.user = rest.strip()
             elif word == "perms-end":
@@ -133,6 +136,8 @@ def perms_problems(p):
         problems.append(f"the unprivileged user's uid is {p.user!r}, not 65534")
     if not p.tries:
         problems.append("no attempt was made")
+    if p.folders is not None and not all(m[-1:] in ("5", "7") for m in p.folders):
+        problems.append(f"the folders could not be opened to all: modes {p.folders}")
     problems += [f"an unprivileged user could: {what}" for what, result in p.tries
                  if result == "ok"]
     if p.states.get("BEFORE") != p.states.get("AFTER"):
@@ -151,8 +156,8 @@ def mode_differences(ref, p):
     return diffs
 
 
-def run_perms(session, k, tag=None):
-    run = boot(session, k, ["robust:perms"], tag or f"perms-{k.name}", timeout=300)
+def run_perms(session, k, smp=1, tag=None):
+    run = boot(session, k, ["robust:perms"], tag or f"perms-{k.name}", smp=smp, timeout=300)
     return run, parse_perms(run.lines)
 
 
@@ -292,3 +297,69 @@ def run_module(session, k, smp):
     extra = k.modules() if hasattr(k, "modules") else {}
     run = boot(session, k, ["robust:modules"], f"modules-{k.name}", extra, smp=smp, timeout=600)
     return run, parse_module(run.lines)
+
+
+# --- all of them ---------------------------------------------------------------
+
+def default_seed():
+    """A new seed per run (printed, so that a failure can be replayed with
+    SEED=...): the date and time, UTC."""
+    return int(time.strftime("%Y%m%d%H%M", time.gmtime()))
+
+
+def run_all(session, kernel, use_debug=False, seed=None, tally=None, count=10000):
+    """Every robustness test on 'kernel' (a checkpoint number or
+    "upstream"), and on upstream 6.1 as the reference to compare with:
+    make robust [N] [KERNEL=upstream] [DEBUG=1] [SEED=S]."""
+    from . import debug, series
+    tally = tally or ui.Tally()
+    timer = ui.Timer()
+    seed = seed if seed is not None else default_seed()
+    smp = debug.SMP if use_debug else 1
+
+    def build(which):
+        t = ui.Timer()
+        k = debug.kernel(session, which) if use_debug else session.kernel(which)
+        ui.info(f"{k.label} ready in {t}")
+        return k
+
+    kernels = [build("upstream")] + ([] if kernel == "upstream" else [build(kernel)])
+    ui.step(f"hostile input: seed {seed}, {count} writes (replay: SEED={seed})")
+    ref = None
+    for k in kernels:
+        t = ui.Timer()
+        rounds, run, res = run_hostile(session, k, seed, count, smp=smp)
+        grade_hostile(rounds, run, res, k, tally, reference=ref)
+        ui.info(f"hostile input on {k.label}: {t}")
+        if k.kernel == "upstream" and run.ok:
+            ref = ("upstream", res)
+    ref = None
+    for k in kernels:
+        run, p = run_perms(session, k, smp)
+        grade_perms(run, p, k, tally, reference=ref)
+        if k.kernel == "upstream" and run.ok:
+            ref = ("upstream", p)
+    for k in kernels[-1:]:
+        t = ui.Timer()
+        run, r = run_stress(session, k, smp)
+        grade_stress(run, r, k, tally, smp)
+        ui.info(f"concurrency on {k.label}: {t}")
+    if use_debug:
+        ref = None
+        for k in kernels:
+            run, (steps, done) = run_module(session, k, smp)
+            if not run.ok:
+                tally.record(False, f"module lifetime [{k.name}]: guest run", run.status)
+                ui.block(run.explain())
+                continue
+            problems = module_problems(steps, done, ref)
+            got = dict(steps)
+            tally.record(not problems, f"module lifetime [{k.name}]: an enable_event probe and "
+                         "trigger hold samples/trace_events; rmmod works once they are gone",
+                         f"(rmmod while held: {got.get('rmmod-with-probe')!r})")
+            ui.block(problems)
+            if k.kernel == "upstream":
+                ref = ("upstream", steps)
+    print(f"\nrobustness tests on {series.kernel_name(kernel)}"
+          f"{' (debug)' if use_debug else ''} took {timer}")
+    return tally
