@@ -25,7 +25,8 @@ options (make variables in brackets):
   --timeout SECONDS   guest time limit (TIMEOUT=SECONDS)
   --base VERSION      with rebase: the Debian version to move to (BASE=...)
   --verbose           show the commands run (V=1)
-  --debug             "lab", "robust": the debug kernels, two vCPUs (DEBUG=1)
+  --debug             "lab", "robust": the debug kernels, two vCPUs; "check":
+                      the debug variants of every checkpoint (DEBUG=1)
   --seed S            "robust": the hostile-input seed (SEED=S)
 """
 
@@ -186,6 +187,7 @@ def dispatch(argv):
     session = labrun.Session(args.build_dir, args.timeout)
     if args.command == "check":
         from labkit import check
+        session.debug_all = args.debug  # make check DEBUG=1: every checkpoint's debug variant
         return check.run(session)
     if args.command == "rebase":
         return rebase.rebase(session, args.base)

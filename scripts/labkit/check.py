@@ -264,5 +264,8 @@ def run(session):
             first = (k, report)
     if first:
         harness_on_real_guests(session, first[0], first[1], upstream, tally)
+    # issue 13: the debug kernels (two vCPUs) and the robustness tests
+    from . import debug
+    debug.check_part(session, tally, all_checkpoints=getattr(session, "debug_all", False))
     print(f"\nmake check took {timer}")
     return tally.close()

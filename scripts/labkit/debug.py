@@ -115,3 +115,44 @@ def run_one_lab(session, number, kernel):
         labrun.grade_lab(protocol.parse(run.lines), cp, kernel, tally)
     print(f"console log: {os.path.relpath(run.log)}")
     return tally
+
+
+def check_part(session, tally, all_checkpoints=False, use_debug=True):
+    """make check's debug part: upstream 6.1 and the last checkpoint (with
+    DEBUG=1 every checkpoint) built with debug.config and booted with two
+    vCPUs, each running every lab it has and the ftracetest list; then the
+    robustness tests (robust.run_all) on the last checkpoint and upstream.
+    Each part's time is printed. use_debug=False runs the same on the
+    plain kernels (a quick rehearsal of this code)."""
+    from . import labrun, protocol, robust
+    cps = series.checkpoints()
+    if not cps:
+        return
+    last = cps[-1].number
+    smp = SMP if use_debug else 1
+    kernels = ["upstream"] + ([cp.number for cp in cps] if all_checkpoints else [last])
+    for which in kernels:
+        t = ui.Timer()
+        try:
+            k = globals()["kernel"](session, which) if use_debug else session.kernel(which)
+        except kbuild.BuildError as e:
+            tally.record(False, f"build {series.kernel_name(which)} (debug)")
+            ui.block(str(e).splitlines())
+            continue
+        tally.record(True, f"build {k.label}", f"({t})")
+        labs = [cp for cp in cps if cp.has_lab and not cp.needs_gdb
+                and series.has_checkpoint(which, cp.number - 1)]
+        plan = [f"lab:{cp.number:02d}" for cp in labs] + ["ftracetest"]
+        t = ui.Timer()
+        run = robust.boot(session, k, plan, f"check-{k.name}", smp=smp,
+                          timeout=labrun.default_timeout(plan) * (SLOWDOWN if use_debug else 1))
+        if not labrun.grade_boot(run, tally, f"boot {k.label}"):
+            continue
+        tally.record(True, f"boot {k.label} with {smp} vCPU(s), labs and ftracetest",
+                     f"({run.seconds:.0f} s)")
+        report = protocol.parse(run.lines)
+        for cp in labs:
+            labrun.grade_lab(report, cp, which, tally)
+        labrun.grade_ftracetest(report, which, tally, run.log)
+        ui.info(f"{k.label}: labs and ftracetest in {t}")
+    robust.run_all(session, last, use_debug, tally=tally)
