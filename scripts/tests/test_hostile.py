@@ -233,3 +233,63 @@ set_ftrace_filter:ksys_sync:traceoff:unlimited
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class Stress(unittest.TestCase):
+    GOOD = """\
+@@ftlab stress cpus 2
+@@ftlab stress seconds 60
+@@ftlab stress elapsed 61
+@@ftlab stress probes-added 200
+@@ftlab stress triggers-added 5000
+@@ftlab stress monitor-reads 300
+@@ftlab stress bad-counts 0
+@@ftlab stress stack-traces 2000
+@@ftlab stress stack-limit 16000
+@@ftlab stress fork-events-after 1
+@@ftlab stress traceoff-probe-after tracing_on=0
+@@ftlab stress enabled-functions 0
+@@ftlab stress soft-mode 0
+@@ftlab stress-end
+"""
+
+    def test_good_run(self):
+        r = robust.parse_stress(self.GOOD.splitlines())
+        self.assertEqual(r["traceoff-probe-after"], "tracing_on=0")
+        self.assertEqual(robust.stress_problems(r, 2), [])
+
+    def test_each_problem_is_named(self):
+        for old, new in (("bad-counts 0", "bad-counts 3"), ("stack-traces 2000", "stack-traces 20000"),
+                         ("cpus 2", "cpus 1"), ("soft-mode 0", "soft-mode 1"),
+                         ("tracing_on=0", "tracing_on=1"), ("elapsed 61", "elapsed 10")):
+            r = robust.parse_stress(self.GOOD.replace(old, new).splitlines())
+            self.assertEqual(len(robust.stress_problems(r, 2)), 1, old)
+
+    def test_unfinished(self):
+        r = robust.parse_stress(self.GOOD.replace("@@ftlab stress-end", "").splitlines())
+        self.assertEqual(robust.stress_problems(r, 2), ["the guest did not finish the concurrency test"])
+
+
+class ModuleLifetime(unittest.TestCase):
+    def console(self, **change):
+        steps = dict(robust.MODULE_EXPECT)
+        steps.update({"rmmod-with-probe": "Resource temporarily unavailable",
+                      "rmmod-with-trigger": "Resource temporarily unavailable",
+                      "events-traced": "12"})
+        steps.update(change)
+        return [f"@@ftlab module {k} {v}" for k, v in steps.items()] + ["@@ftlab module-end"]
+
+    def test_good_run(self):
+        steps, done = robust.parse_module(self.console())
+        self.assertTrue(done)
+        self.assertEqual(robust.module_problems(steps, done, ("upstream", steps)), [])
+
+    def test_rmmod_of_a_held_module_must_fail(self):
+        steps, done = robust.parse_module(self.console(**{"rmmod-with-trigger": "ok"}))
+        self.assertIn("rmmod-with-trigger: succeeded, but the module is in use",
+                      robust.module_problems(steps, done))
+
+    def test_error_must_be_upstreams(self):
+        ref, _ = robust.parse_module(self.console())
+        steps, done = robust.parse_module(self.console(**{"rmmod-with-probe": "Device or resource busy"}))
+        self.assertEqual(len(robust.module_problems(steps, done, ("upstream", ref))), 1)
