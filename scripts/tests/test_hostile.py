@@ -293,3 +293,11 @@ class ModuleLifetime(unittest.TestCase):
         ref, _ = robust.parse_module(self.console())
         steps, done = robust.parse_module(self.console(**{"rmmod-with-probe": "Device or resource busy"}))
         self.assertEqual(len(robust.module_problems(steps, done, ("upstream", ref))), 1)
+
+
+class Normalise(unittest.TestCase):
+    def test_what_differs_between_kernels(self):
+        self.assertEqual(hostile.normalise(["__ftrace_invalid_address___195", "schedule:traceoff:count=4",
+                                            "ksys_sync:traceoff:count=4"]),
+                         ["__ftrace_invalid_address___N", "ksys_sync:traceoff:count=4",
+                          "schedule:traceoff:count=N"])
