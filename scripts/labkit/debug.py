@@ -10,6 +10,7 @@ import os
 import subprocess
 
 from . import kbuild, series, ui
+from .errors import HarnessError
 
 DEBUG_FRAGMENT = os.path.join(series.ROOT, "scripts", "debug.config")
 SMP = 2
@@ -135,7 +136,7 @@ def check_part(session, tally, all_checkpoints=False, use_debug=True):
         t = ui.Timer()
         try:
             k = globals()["kernel"](session, which) if use_debug else session.kernel(which)
-        except kbuild.BuildError as e:
+        except HarnessError as e:
             tally.record(False, f"build {series.kernel_name(which)} (debug)")
             ui.block(str(e).splitlines())
             continue

@@ -323,7 +323,14 @@ def run_all(session, kernel, use_debug=False, seed=None, tally=None, count=10000
         ui.info(f"{k.label} ready in {t}")
         return k
 
-    kernels = [build("upstream")] + ([] if kernel == "upstream" else [build(kernel)])
+    from .errors import HarnessError
+    try:
+        kernels = [build("upstream")] + ([] if kernel == "upstream" else [build(kernel)])
+    except HarnessError as e:   # a build failure fails these tests, not make check
+        tally.record(False, f"build for the robustness tests ({series.kernel_name(kernel)}"
+                     f"{', debug' if use_debug else ''})")
+        ui.block(str(e).splitlines())
+        return tally
     ui.step(f"hostile input: seed {seed}, {count} writes (replay: SEED={seed})")
     ref = None
     for k in kernels:
