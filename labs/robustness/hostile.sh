@@ -86,9 +86,11 @@ hostile_listings() {
 	ftlab hostile-list set_ftrace_notrace
 	hostile_short set_ftrace_notrace
 	ftlab hostile-files
+	# cat -v: a filter's error message quotes the filter, random bytes
+	# and all, which the console would mangle
 	for _e in $EVENT_FILES; do
 		grep -H '' "$_e/trigger" "$_e/enable" "$_e/filter"
-	done
+	done | cat -v
 	grep -H '' trace_clock options/*
 	set -f
 }
