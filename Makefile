@@ -17,9 +17,10 @@ FTLAB_OPTS := $(if $(KERNEL),--kernel $(KERNEL)) $(if $(BUILD),--build-dir $(BUI
 	$(if $(GDB_PORT),--gdb-port $(GDB_PORT)) $(if $(TIMEOUT),--timeout $(TIMEOUT)) \
 	$(if $(V),--verbose) $(if $(BASE),--base $(BASE)) \
 	$(if $(LIST),--list) $(if $(CHECK),--check $(CHECK)) \
-	$(if $(FULL),--full) $(if $(BENCH_KERNELS),--bench-kernels "$(BENCH_KERNELS)")
+	$(if $(FULL),--full) $(if $(BENCH_KERNELS),--bench-kernels "$(BENCH_KERNELS)") \
+	$(if $(DEBUG),--debug) $(if $(SEED),--seed $(SEED))
 
-NUMBERED := lab gdb shell kernel
+NUMBERED := lab gdb shell kernel robust
 TARGETS  := $(NUMBERED) list docs check bench clean distclean deps rebase help
 
 # The checkpoint number: N=3, or the word after the target ("make lab 3").

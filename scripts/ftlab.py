@@ -17,6 +17,9 @@ targets:
   deps       install the Debian packages the labs need
   rebase     move the series to another linux-source-6.1 version
              (make rebase BASE=6.1.19x-y; maintainers)
+  robust [N] the robustness tests (hostile input, permissions, two CPUs,
+             module lifetime) on checkpoint N (default: the last) and
+             upstream; with DEBUG=1 on their debug variants
 
 options (make variables in brackets):
   --kernel upstream   run on unmodified 6.1 instead (KERNEL=upstream)
@@ -27,6 +30,10 @@ options (make variables in brackets):
   --check ID          with lab: run only that check (CHECK=ID)
   --base VERSION      with rebase: the Debian version to move to (BASE=...)
   --verbose           show the commands run (V=1)
+  --debug             lab, gdb, shell, kernel, robust: the debug variant (KASAN,
+                      lockdep, two vCPUs); check: the debug variants of every
+                      checkpoint, not only the last (DEBUG=1)
+  --seed S            "robust": the hostile-input seed (SEED=S)
 """
 
 import argparse
@@ -41,7 +48,7 @@ from labkit import (deps, docs, gdbrun, kbuild, labrun, qemu, rebase,  # noqa: E
 from labkit.errors import HarnessError  # noqa: E402
 
 NUMBERED = ("lab", "gdb", "shell", "kernel")
-COMMANDS = NUMBERED + ("list", "docs", "check", "bench", "clean", "deps", "rebase")
+COMMANDS = NUMBERED + ("list", "docs", "check", "bench", "clean", "deps", "rebase", "robust")
 
 
 class UsageError(HarnessError):
@@ -87,8 +94,15 @@ def parse_args(argv):
     p.add_argument("--full", action="store_true")
     p.add_argument("--bench-kernels")
     p.add_argument("--verbose", action="store_true")
+    p.add_argument("--debug", action="store_true")
+    p.add_argument("--seed", type=int)
     args = p.parse_intermixed_args(argv)
-    if args.command in NUMBERED:
+    if args.command == "robust" and args.number not in (None, ""):
+        args.number = parse_checkpoint(args.command, args.number)
+    elif args.command == "robust":
+        cps = series.checkpoints()
+        args.number = cps[-1].number if cps else None
+    elif args.command in NUMBERED:
         args.number = parse_checkpoint(args.command, args.number)
     elif args.command == "docs" and args.number is not None:
         args.number = parse_checkpoint(args.command, args.number)
@@ -171,9 +185,10 @@ def cmd_numbered(args, session):
     session.prepare()
     kernel = target_kernel(args)
     if args.command == "lab":
-        tally = labrun.run_one_lab(session, args.number, kernel, only=args.check)
+        tally = labrun.run_one_lab(session, args.number, kernel, only=args.check,
+                                   debug=args.debug)
         return tally.close()
-    k = session.kernel(kernel)
+    k = session.kernel(kernel, args.debug)
     if args.command == "kernel":
         print(k.bzimage)
         print(k.vmlinux)
@@ -205,6 +220,8 @@ def dispatch(argv):
     session = labrun.Session(args.build_dir, args.timeout)
     if args.command == "check":
         from labkit import check
+        session.debug_all = args.debug  # make check DEBUG=1: every checkpoint's debug variant
+        session.seed = args.seed        # make check SEED=S: replay its hostile-input run
         return check.run(session)
     if args.command == "rebase":
         return rebase.rebase(session, args.base)
@@ -215,6 +232,10 @@ def dispatch(argv):
             kernels = [w if w == "upstream" else parse_checkpoint("bench", w)
                        for w in args.bench_kernels.split()]
         return bench.run(session, kernels, full=args.full)
+    if args.command == "robust":
+        from labkit import robust
+        session.prepare()
+        return robust.run_all(session, target_kernel(args), args.debug, args.seed).close()
     return cmd_numbered(args, session)
 
 

@@ -230,7 +230,9 @@ dump() {
 check dump "ksys_sync:dump prints the buffer to the console once, and empties it" dump
 
 # "cpudump" dumps only this CPU's buffer, every time: a count is ignored.
+# The marker and the sync run on one CPU, so the dump holds the marker.
 cpudump() {
+	on_one_cpu
 	mark "before the cpudump"
 	setup 'ksys_sync:cpudump:5' set_ftrace_filter
 	probes

@@ -24,6 +24,7 @@ import io
 import os
 import re
 import subprocess
+import threading
 import unittest
 
 from . import conformance, docexamples, docs, gdbrun, grade, labrun, qemu, rebase, series, source, ui
@@ -117,11 +118,13 @@ class Reference:
     ftracetest_all = None   # {test: result}
 
 
-def kernel_pass(session, kernel, tally, reference):
+def kernel_pass(session, kernel, tally, reference, beside=None):
     """Build one kernel and, in one boot, run its labs, the ftracetest
     matrix list and the conformance corpus (and, on upstream and the last
     checkpoint, the whole ftracetest suite). Upstream's run fills
-    'reference'; a checkpoint's run is compared with it."""
+    'reference'; a checkpoint's run is compared with it. beside(kernel),
+    when given, runs in a thread while the kernel's guests run, with the
+    tree still checked out at it (the debug part builds there)."""
     try:
         k = session.kernel(kernel)
     except HarnessError as e:   # a patch or build failure fails this kernel, not the run
@@ -129,6 +132,19 @@ def kernel_pass(session, kernel, tally, reference):
         ui.block(str(e).splitlines())
         return None, None
     tally.record(True, f"build {k.label}")
+    helper = None
+    if beside is not None:
+        helper = threading.Thread(target=beside, args=(kernel,), daemon=True)
+        helper.start()
+    try:
+        return run_kernel(session, k, kernel, tally, reference)
+    finally:
+        if helper is not None:
+            helper.join()
+
+
+def run_kernel(session, k, kernel, tally, reference):
+    """kernel_pass's guests and gdb runs on the built kernel k."""
     cps = series.checkpoints()
     last = series.last_checkpoint() if cps else None
     # every lab up to the kernel's checkpoint, and the next one (whose
@@ -259,9 +275,9 @@ class Parts:
     def __init__(self):
         self.times = []
 
-    def time(self, name, fn, *args):
+    def time(self, name, fn, *args, **kwargs):
         timer = ui.Timer()
-        result = fn(*args)
+        result = fn(*args, **kwargs)
         self.times.append((name, timer.seconds))
         return result
 
@@ -283,16 +299,25 @@ def run(session):
     parts.time("docs", docs.check, tally)
     cps = series.checkpoints()
     reference = Reference()
+    # The debug kernels (issue 13) build and boot beside the plain ones.
+    from . import debug
+    debug_part = debug.DebugPart(session, getattr(session, "debug_all", False),
+                                 getattr(session, "seed", None))
+
+    def beside(kernel):
+        return debug_part.build_beside if debug_part.wants(kernel) else None
+
     upstream, _report = parts.time("kernel upstream", kernel_pass, session, "upstream", tally,
-                                   reference)
+                                   reference, beside("upstream"))
     first = None
     for cp in cps:
         k, report = parts.time(f"kernel cp{cp.number}", kernel_pass, session, cp.number, tally,
-                               reference)
+                               reference, beside(cp.number))
         if first is None and k is not None:
             first = (k, report)
     if first:
         parts.time("harness on real guests", harness_on_real_guests, session, first[0],
                    first[1], upstream, tally)
+    parts.time("debug kernels and robustness (the rest)", debug_part.finish, tally)
     parts.report(timer)
     return tally.close()

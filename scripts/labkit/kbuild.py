@@ -18,6 +18,8 @@ from . import series, ui
 from .errors import HarnessError
 
 CONFIG_FRAGMENT = os.path.join(series.ROOT, "scripts", "lab.config")
+# The debug variant (issue 13): merged after lab.config, see its comments.
+DEBUG_FRAGMENT = os.path.join(series.ROOT, "scripts", "debug.config")
 
 
 class BuildError(HarnessError):
@@ -76,9 +78,17 @@ def relocate_tool_records(tree, old, new):
 
 
 class Kernel:
-    def __init__(self, build_dir, kernel):
+    """Upstream or checkpoint N, plain or its debug variant (debug=True:
+    scripts/debug.config on top, modules built too, its own object folder
+    build/obj/<name>-debug, guests with two vCPUs)."""
+
+    def __init__(self, build_dir, kernel, debug=False):
         self.kernel = kernel
-        self.name = series.kernel_name(kernel)
+        self.debug = debug
+        self.name = series.kernel_name(kernel) + ("-debug" if debug else "")
+        self.fragments = [CONFIG_FRAGMENT] + ([DEBUG_FRAGMENT] if debug else [])
+        self.targets = ["bzImage", "scripts_gdb"] + (["modules"] if debug else [])
+        self.smp = 2 if debug else 1
         self.build_dir = build_dir
         self.obj = os.path.join(build_dir, "obj", self.name)
         self.bzimage = os.path.join(self.obj, "arch", "x86", "boot", "bzImage")
@@ -88,7 +98,8 @@ class Kernel:
 
     @property
     def label(self):
-        return "upstream 6.1" if self.kernel == "upstream" else f"checkpoint {self.kernel}"
+        name = "upstream 6.1" if self.kernel == "upstream" else f"checkpoint {self.kernel}"
+        return name + (" (debug)" if self.debug else "")
 
     def built(self):
         return os.path.exists(self.bzimage) and os.path.exists(self.stamp)
@@ -143,27 +154,32 @@ class Kernel:
                 os.unlink(stale)
 
     def configure(self, src):
-        """tinyconfig + scripts/lab.config, then check that it all stuck."""
-        with open(CONFIG_FRAGMENT, "rb") as f:
-            digest = hashlib.sha256(f.read()).hexdigest()
+        """tinyconfig + the fragments (scripts/lab.config, and debug.config
+        for the debug variant), then check that every option stuck."""
+        blob = b"".join(open(f, "rb").read() for f in self.fragments)
+        digest = hashlib.sha256(blob).hexdigest()
         cfg_stamp = os.path.join(self.obj, ".ftlab-config")
         if os.path.exists(cfg_stamp) and open(cfg_stamp).read() == digest:
             return
-        ui.step(f"configuring {self.label}: tinyconfig + scripts/lab.config")
+        names = " + ".join(os.path.relpath(f, series.ROOT) for f in self.fragments)
+        ui.step(f"configuring {self.label}: tinyconfig + {names}")
         os.makedirs(self.obj, exist_ok=True)
         self._run_make(src, "tinyconfig")
         r = subprocess.run([os.path.join(src, "scripts", "kconfig", "merge_config.sh"),
-                            "-m", "-O", self.obj, os.path.join(self.obj, ".config"),
-                            CONFIG_FRAGMENT], cwd=src, capture_output=True, text=True)
+                            "-m", "-O", self.obj, os.path.join(self.obj, ".config")]
+                           + self.fragments, cwd=src, capture_output=True, text=True)
         if r.returncode != 0:
             raise BuildError("merge_config.sh failed:\n" + r.stdout + r.stderr)
         self._run_make(src, "olddefconfig")
+        want = {}
+        for fragment in self.fragments:
+            want.update(wanted_options(fragment))
         with open(os.path.join(self.obj, ".config")) as f:
-            bad = config_problems(f.read(), wanted_options())
+            bad = config_problems(f.read(), want)
         if bad:
             raise BuildError("the kernel configuration lacks options the labs need:\n    "
                              + "\n    ".join(bad)
-                             + "\n(a dependency of theirs is missing from scripts/lab.config)")
+                             + f"\n(a dependency of theirs is missing from {names})")
         with open(cfg_stamp, "w") as f:
             f.write(digest)
 
@@ -196,7 +212,7 @@ class Kernel:
         if os.path.exists(self.stamp):
             os.unlink(self.stamp)
         started = time.time()
-        p = self._make(src, "bzImage", "scripts_gdb", log=self.log)
+        p = self._make(src, *self.targets, log=self.log)
         self._heartbeat(p)
         if p.returncode != 0:
             raise BuildError(self._failure(f"building {self.label} failed"))
@@ -206,6 +222,12 @@ class Kernel:
         # ran may have been read before the change.
         os.utime(self.stamp, (started, started))
         ui.info(f"{self.label} built in {timer}")
+
+    def modules(self):
+        """{path in the guest: host file} of the modules the robustness
+        tests load (the debug variant builds samples/trace_events)."""
+        path = os.path.join(self.obj, "samples", "trace_events", "trace-events-sample.ko")
+        return {"lab/robust/trace-events-sample.ko": path} if os.path.exists(path) else {}
 
     def _heartbeat(self, proc, every=60):
         """While make runs, say every minute how far it got."""

@@ -131,21 +131,30 @@ def item_time(item):
     return ITEM_TIME.get(item, 0)
 
 
-def timeout_for(plan, user=None):
+# A debug kernel (KASAN, lockdep, kmemleak, two vCPUs on one host thread)
+# runs guests several times slower.
+DEBUG_SLOWDOWN = 4
+
+
+def timeout_for(plan, user=None, debug=False):
     """The one time limit of every guest run, plain or under gdb: the
     user's TIMEOUT when given, else 2 minutes for the boot and the first
-    lab, 30 s for each further lab, and ITEM_TIME for long items."""
+    lab, 30 s for each further lab, and ITEM_TIME for long items; times
+    DEBUG_SLOWDOWN on a debug kernel."""
     if user:
         return user
     labs = sum(1 for p in plan if p.startswith("lab:"))
-    return 120 + 30 * max(0, labs - 1) + sum(item_time(p) for p in plan)
+    limit = 120 + 30 * max(0, labs - 1) + sum(item_time(p) for p in plan)
+    return limit * (DEBUG_SLOWDOWN if debug else 1)
 
 
-def command(bzimage, initrd, plan, kernel=None, gdb_port=None, interactive=False):
+def command(bzimage, initrd, plan, kernel=None, gdb_port=None, interactive=False, smp=1):
     """The one QEMU command line of every guest: a plan run (its console on
     stdout, which the harness streams to a log and watches), paused under a
-    gdbstub at gdb_port, or an interactive shell on the terminal."""
-    cmd = [QEMU, "-accel", "tcg,thread=single", "-m", "512", "-smp", "1",
+    gdbstub at gdb_port, or an interactive shell on the terminal. Two vCPUs
+    or more run on one host thread all the same (thread=single): ftrace's
+    text patching can hang multi-threaded TCG."""
+    cmd = [QEMU, "-accel", "tcg,thread=single", "-m", "512", "-smp", str(smp),
            "-no-reboot", "-kernel", bzimage, "-initrd", initrd,
            "-append", append(plan, kernel)]
     if interactive:
@@ -158,9 +167,9 @@ def command(bzimage, initrd, plan, kernel=None, gdb_port=None, interactive=False
 
 
 def guest_command(k, initrd, plan, gdb_port=None, interactive=False):
-    """command() for kernel k (a kbuild.Kernel): its bzImage and name."""
+    """command() for kernel k (a kbuild.Kernel): its bzImage, name and vCPUs."""
     return command(k.bzimage, initrd, plan, k.kernel, gdb_port=gdb_port,
-                   interactive=interactive)
+                   interactive=interactive, smp=getattr(k, "smp", 1))
 
 
 def interactive(k, initrd, plan):

@@ -72,3 +72,54 @@ class UpToDate(unittest.TestCase):
         import os
         os.unlink(self.k.vmlinux)
         self.assertFalse(self.k.up_to_date(self.src, "abc"))
+
+
+class DebugVariant(unittest.TestCase):
+    """make lab N DEBUG=1 and make check's debug part: the same checkpoint
+    with scripts/debug.config, in a folder of its own, two vCPUs."""
+
+    def test_plain_and_debug_differ_only_where_they_must(self):
+        plain, debug = kbuild.Kernel("/b", 7), kbuild.Kernel("/b", 7, debug=True)
+        self.assertEqual((plain.name, debug.name), ("cp7", "cp7-debug"))
+        self.assertEqual(debug.obj, "/b/obj/cp7-debug")
+        self.assertEqual(plain.fragments, [kbuild.CONFIG_FRAGMENT])
+        self.assertEqual(debug.fragments, [kbuild.CONFIG_FRAGMENT, kbuild.DEBUG_FRAGMENT])
+        self.assertNotIn("modules", plain.targets)
+        self.assertIn("modules", debug.targets)
+        self.assertEqual((plain.smp, debug.smp), (1, 2))
+        self.assertEqual(debug.label, "checkpoint 7 (debug)")
+
+    def test_debug_fragment_asks_for_every_checker(self):
+        want = kbuild.wanted_options(kbuild.DEBUG_FRAGMENT)
+        for opt in ("CONFIG_SMP", "CONFIG_ACPI", "CONFIG_PCI", "CONFIG_KASAN", "CONFIG_PROVE_LOCKING",
+                    "CONFIG_PROVE_RCU", "CONFIG_DEBUG_ATOMIC_SLEEP", "CONFIG_DEBUG_LIST",
+                    "CONFIG_DEBUG_KMEMLEAK", "CONFIG_SLUB_DEBUG", "CONFIG_MODULES"):
+            self.assertEqual(want[opt], "y", opt)
+        self.assertEqual(want["CONFIG_SAMPLE_TRACE_EVENTS"], "m")
+
+
+class SeedFolder(unittest.TestCase):
+    """A new object folder starts from a neighbour's of the same variant."""
+
+    def setUp(self):
+        import os
+        import tempfile
+        from labkit import labrun
+        self.dir = tempfile.mkdtemp()
+        self.session = labrun.Session(self.dir)
+        for name in ("upstream", "cp6", "upstream-debug"):
+            os.makedirs(os.path.join(self.dir, "obj", name))
+
+    def tearDown(self):
+        import shutil
+        shutil.rmtree(self.dir)
+
+    def test_plain_from_the_previous_checkpoint(self):
+        self.assertTrue(self.session.seed_folder(7, False).endswith("/obj/cp6"))
+        self.assertTrue(self.session.seed_folder(0, False).endswith("/obj/upstream"))
+        self.assertIsNone(self.session.seed_folder("upstream", False))
+        self.assertIsNone(self.session.seed_folder(3, False))
+
+    def test_debug_from_any_debug_folder(self):
+        self.assertTrue(self.session.seed_folder(7, True).endswith("/obj/upstream-debug"))
+        self.assertTrue(self.session.seed_folder("upstream", True).endswith("/obj/upstream-debug"))

@@ -117,6 +117,13 @@ class Timeouts(unittest.TestCase):
         self.assertEqual(qemu.timeout_for(["lab:01"]), 120)
         self.assertEqual(qemu.timeout_for(["gdb:03"]), 240)
         self.assertEqual(qemu.timeout_for(["gdb:03"], 33), 33)
+        self.assertEqual(qemu.timeout_for(["lab:01"], debug=True), 120 * qemu.DEBUG_SLOWDOWN)
+
+    def test_debug_kernel_boots_with_two_cpus_on_one_host_thread(self):
+        k = SimpleNamespace(bzimage="bz", kernel=7, smp=2)
+        cmd = qemu.guest_command(k, "initrd", ["lab:07"])
+        self.assertEqual(cmd[cmd.index("-smp") + 1], "2")
+        self.assertIn("tcg,thread=single", cmd)
 
 
 class KernelLog(unittest.TestCase):

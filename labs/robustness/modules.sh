@@ -1,0 +1,61 @@
+# modules.sh - module lifetime, run in the guest (busybox sh, lib.sh
+# loaded) for the plan item "robust:modules", on a debug kernel (it has
+# modules; /lab/robust/trace-events-sample.ko is samples/trace_events).
+#
+# An enable_event probe and an enable_event trigger pointing at the
+# module's event hold the module: rmmod must fail while either exists,
+# with 6.1's error, and succeed once it is removed; loading it again works.
+# Console protocol: "@@ftlab module STEP RESULT" ("ok" or the error text),
+# then "@@ftlab module-end".
+
+MOD=/lab/robust/trace-events-sample.ko
+MOD_NAME=trace_events_sample
+MOD_EVENT=sample-trace:foo_bar
+
+# module_step STEP COMMAND...: run COMMAND, print its result.
+module_step() {
+	_step=$1
+	shift
+	if _out=$("$@" 2>&1); then
+		ftlab module "$_step" ok
+	else
+		ftlab module "$_step" "${_out##*: }"
+	fi
+}
+
+module_write() {
+	echo "$1" >> "$2"
+}
+
+modules_main() {
+	cd "$TRACING" || return
+	reset_tracing
+	if [ ! -f "$MOD" ]; then
+		ftlab module load "no module in the initramfs"
+		ftlab module-end
+		return
+	fi
+	module_step load insmod "$MOD"
+	ftlab module event-dir "$([ -d events/sample-trace/foo_bar ] && echo present || echo missing)"
+	module_step add-probe module_write "ksys_sync:enable_event:$MOD_EVENT" set_ftrace_filter
+	ftlab module probe-target-enable "$(cat events/sample-trace/foo_bar/enable)"
+	module_step rmmod-with-probe rmmod "$MOD_NAME"
+	module_step remove-probe module_write "!ksys_sync:enable_event:$MOD_EVENT" set_ftrace_filter
+	module_step rmmod-after-probe rmmod "$MOD_NAME"
+	ftlab module event-dir-after-rmmod "$([ -d events/sample-trace ] && echo present || echo gone)"
+	module_step reload insmod "$MOD"
+	module_step add-trigger module_write "enable_event:$MOD_EVENT" events/sched/sched_kthread_stop/trigger
+	module_step rmmod-with-trigger rmmod "$MOD_NAME"
+	module_step remove-trigger module_write "!enable_event:$MOD_EVENT" events/sched/sched_kthread_stop/trigger
+	module_step rmmod-after-trigger rmmod "$MOD_NAME"
+	module_step load-again insmod "$MOD"
+	module_step enable-event module_write 1 events/sample-trace/foo_bar/enable
+	sleep 2
+	ftlab module events-traced "$(grep -c 'foo_bar:' trace)"
+	module_step disable-event module_write 0 events/sample-trace/foo_bar/enable
+	module_step rmmod-final rmmod "$MOD_NAME"
+	ftlab module enabled-functions "$(grep -c . enabled_functions)"
+	ftlab module-end
+}
+
+modules_main

@@ -1,0 +1,445 @@
+"""The robustness tests (issue 13): boot a kernel with the tests of
+labs/robustness and the data the host generated for them, and grade.
+
+The guest's initramfs is the harness's own (initramfs.build) with a second
+cpio archive appended: the kernel unpacks both, so the tests' data
+(/lab/robust/...) needs no change to the harness's initramfs. Plan items
+"robust:NAME" run labs/robustness/NAME.sh (initramfs/init)."""
+
+import concurrent.futures
+import os
+import shutil
+import threading
+import time
+
+from . import hostile, initramfs, qemu, ui
+
+# Guests run at once (robust.lanes): one per core of a 2-core machine.
+GUEST_LANES = 2
+# Writes per hostile-input run (issue 13: at least 10,000).
+HOSTILE_WRITES = 10000
+
+
+def initrd_with(session, name, extra):
+    """session.initrd() followed by a second cpio archive of 'extra'
+    ({path in the guest: bytes or a host file}); the kernel unpacks both."""
+    base = session.initrd()
+    if not extra:
+        return base
+    data_dir = os.path.join(session.build_dir, "robust", name)
+    os.makedirs(data_dir, exist_ok=True)
+    entries = initramfs.CpioList()
+    for d in sorted({os.path.dirname(p) for p in extra if os.path.dirname(p)}):
+        entries.directory(d)
+    for path, data in sorted(extra.items()):
+        host = data
+        if isinstance(data, bytes):
+            host = os.path.join(data_dir, os.path.basename(path))
+            with open(host, "wb") as f:
+                f.write(data)
+        entries.file(path, host)
+    out = os.path.join(session.build_dir, "robust", f"{name}.cpio")
+    tail = initramfs.write(entries, out + ".tail",
+                           initramfs.gen_init_cpio(session.build_dir))
+    with open(out, "wb") as o:
+        for part in (base, tail):
+            with open(part, "rb") as f:
+                shutil.copyfileobj(f, o)
+    return out
+
+
+def boot(session, k, plan, tag, extra=None, timeout=None):
+    """Boot kernel k (kbuild.Kernel, its vCPUs) running plan with the extra
+    files; returns qemu.Run. timeout: plain-kernel seconds (longer on a
+    debug kernel), else the plan's usual limit."""
+    initrd = initrd_with(session, tag, extra or {})
+    log = os.path.join(session.logs, f"{tag}.log")
+    ui.step(f"booting {k.label} in QEMU ({k.smp} vCPU): {', '.join(plan)} "
+            f"(console: {os.path.relpath(log)})")
+    limit = session.timeout_for(plan, k) if timeout is None else \
+        timeout * (qemu.DEBUG_SLOWDOWN if k.debug else 1)
+    return qemu.boot(k, initrd, plan, log, session.timeout or limit)
+
+
+def run_hostile(session, k, seed, count=HOSTILE_WRITES, tag=None):
+    """Generate, boot, parse: (rounds, qemu.Run, hostile.Result)."""
+    rounds = hostile.generate(seed, count)
+    ops = hostile.encode(rounds, seed).encode()
+    run = boot(session, k, ["robust:hostile"], tag or f"hostile-{k.name}",
+               {"lab/robust/hostile.ops": ops}, timeout=1200)
+    return rounds, run, hostile.parse(run.lines)
+
+
+def grade_hostile(rounds, run, res, k, tally, reference=None):
+    """Verdicts of one hostile-input run; reference: (name, Result) of
+    another kernel's run of the same writes, compared write by write."""
+    label = f"hostile input [{k.name}]"
+    if not run.ok:
+        tally.record(False, f"{label}: guest run", run.status)
+        ui.block(run.explain())
+        return False
+    c = hostile.counts(rounds, res)
+    words = (f"seed {res.seed}, {c['writes']} writes ({c['write calls']} write calls, "
+             f"{c['bytes']} bytes) in {c['structured rounds']} structured and "
+             f"{c['chaos rounds']} chaos rounds: {c['accepted']} accepted, "
+             f"{c['refused']} refused, {res.seconds} s guest time")
+    problems = hostile.check_run(rounds, res)
+    ok = tally.record(not problems, f"{label}: no splat, listings show what was accepted, "
+                      "clean state after removing everything", f"({words})")
+    ui.block(problems[:30])
+    if reference is not None:
+        ref_name, ref = reference
+        diffs = hostile.compare(rounds, ref, res, ref_name, k.name)
+        tally.record(not diffs, f"{label}: every verdict and listing as on {ref_name}",
+                     f"({len(diffs)} differences)" if diffs else "")
+        ui.block(diffs[:30])
+        ok = ok and not diffs
+    return ok
+
+
+# --- permissions -------------------------------------------------------------
+
+class Perms:
+    def __init__(self):
+        self.modes = {}         # path -> "MODE UID GID"
+        self.tries = []         # (what, result)
+        self.states = {}        # BEFORE/AFTER -> [lines]
+        self.user = None
+        self.folders = None     # modes of the folders opened to all
+        self.finished = False
+
+
+def parse_perms(lines):
+    """A Perms from the console of a guest that ran perms.sh."""
+    p = Perms()
+    target = None
+    for raw in lines:
+        line = raw.strip()
+        if line.startswith("@@ftlab perms-"):
+            word, _sep, rest = line[len("@@ftlab "):].partition(" ")
+            target = None
+            if word == "perms-modes":
+                target = "modes"
+            elif word == "perms-state":
+                target = p.states.setdefault(rest.strip(), [])
+            elif word == "perms-try":
+                what, _sep, result = rest.partition(" ")
+                p.tries.append((what, result.strip()))
+            elif word == "perms-folders":
+                p.folders = rest.split()
+            elif word == "perms-user":
+                p.user = rest.strip()
+            elif word == "perms-end":
+                p.finished = True
+            continue
+        if line.startswith("@@ftlab"):
+            target = None
+        elif target == "modes":
+            parts = line.split(None, 3)
+            if len(parts) == 4:
+                p.modes[parts[3]] = " ".join(parts[:3])
+        elif isinstance(target, list):
+            target.append(line)
+    return p
+
+
+def perms_problems(p):
+    """What an unprivileged user could do that it must not, and anything
+    that changed for root."""
+    problems = []
+    if not p.finished:
+        problems.append("the guest did not finish the permissions test")
+    if p.user != "65534":
+        problems.append(f"the unprivileged user's uid is {p.user!r}, not 65534")
+    if not p.tries:
+        problems.append("no attempt was made")
+    if p.folders is not None and not all(m[-1:] in ("5", "7") for m in p.folders):
+        problems.append(f"the folders could not be opened to all: modes {p.folders}")
+    problems += [f"an unprivileged user could: {what}" for what, result in p.tries
+                 if result == "ok"]
+    if p.states.get("BEFORE") != p.states.get("AFTER"):
+        problems.append(f"root saw {p.states.get('BEFORE')} before the attempts, "
+                        f"{p.states.get('AFTER')} after")
+    return problems
+
+
+def mode_differences(ref, p):
+    """Files whose mode, owner or group differ from the reference kernel's,
+    and files only one of them has."""
+    diffs = [f"{path}: {ref.modes[path]} on the reference, {p.modes[path]} here"
+             for path in sorted(set(ref.modes) & set(p.modes)) if ref.modes[path] != p.modes[path]]
+    diffs += [f"{path}: only on the reference" for path in sorted(set(ref.modes) - set(p.modes))]
+    diffs += [f"{path}: only here" for path in sorted(set(p.modes) - set(ref.modes))]
+    return diffs
+
+
+def run_perms(session, k, tag=None):
+    run = boot(session, k, ["robust:perms"], tag or f"perms-{k.name}", timeout=300)
+    return run, parse_perms(run.lines)
+
+
+def grade_perms(run, p, k, tally, reference=None):
+    label = f"permissions [{k.name}]"
+    if not run.ok:
+        tally.record(False, f"{label}: guest run", run.status)
+        ui.block(run.explain())
+        return
+    problems = perms_problems(p)
+    tally.record(not problems, f"{label}: an unprivileged user can change no probe, trigger, "
+                 "clock, option, event or tracer",
+                 f"({len(p.tries)} attempts, all refused)" if not problems else "")
+    ui.block(problems)
+    if reference is not None:
+        ref_name, ref = reference
+        diffs = mode_differences(ref, p)
+        tally.record(not diffs, f"{label}: tracefs modes and owners as on {ref_name}",
+                     f"({len(p.modes)} files)")
+        ui.block(diffs[:30])
+
+
+# --- concurrency ---------------------------------------------------------------
+
+def parse_stress(lines):
+    """{name: value} of "@@ftlab stress NAME VALUE" lines; "end" when the
+    test finished."""
+    out = {}
+    for raw in lines:
+        parts = raw.strip().split(None, 3)
+        if parts[:2] == ["@@ftlab", "stress"] and len(parts) >= 3:
+            out[parts[2]] = parts[3] if len(parts) > 3 else ""
+        elif parts[:2] == ["@@ftlab", "stress-end"]:
+            out["end"] = "1"
+    return out
+
+
+def stress_problems(r, cpus):
+    def num(name):
+        try:
+            return int(r.get(name, "").split("=")[-1])
+        except ValueError:
+            return None
+    problems = []
+    if "end" not in r:
+        return ["the guest did not finish the concurrency test"]
+    if num("cpus") != cpus:
+        problems.append(f"the guest saw {r.get('cpus')} CPUs, not {cpus}")
+    if (num("elapsed") or 0) < (num("seconds") or 60):
+        problems.append(f"it ran {r.get('elapsed')} s, not {r.get('seconds')}")
+    if not num("probes-added") or not num("triggers-added"):
+        problems.append("no probe or no trigger was ever added")
+    if num("bad-counts") != 0:
+        problems.append(f"{r.get('bad-counts')} counts below zero or above their limit")
+    if not num("monitor-reads"):
+        problems.append("the listings were never read")
+    if (num("stack-traces") or 0) > (num("stack-limit") or 0):
+        problems.append(f"{r.get('stack-traces')} stack traces, more than the "
+                        f"{r.get('stack-limit')} the registrations allow")
+    if not num("fork-events-after"):
+        problems.append("no event traced afterwards")
+    if r.get("traceoff-probe-after") != "tracing_on=0":
+        problems.append(f"a traceoff probe afterwards left {r.get('traceoff-probe-after')}")
+    if num("enabled-functions") != 0 or num("soft-mode") != 0:
+        problems.append(f"not clean afterwards: {r.get('enabled-functions')} enabled "
+                        f"functions, {r.get('soft-mode')} events in soft mode")
+    return problems
+
+
+def run_stress(session, k):
+    run = boot(session, k, ["robust:stress"], f"stress-{k.name}", timeout=600)
+    return run, parse_stress(run.lines)
+
+
+def grade_stress(run, r, k, tally, smp):
+    label = f"concurrency [{k.name}, {smp} vCPU]"
+    if not run.ok:
+        tally.record(False, f"{label}: guest run", run.status)
+        ui.block(run.explain())
+        return
+    problems = stress_problems(r, smp)
+    words = ", ".join(f"{n} {r.get(n)}" for n in ("elapsed", "probes-added", "triggers-added",
+                                                  "monitor-reads", "stack-traces", "stack-limit"))
+    tally.record(not problems, f"{label}: probes and triggers fire while others add and "
+                 "remove them; counts stay in range, tracing works afterwards", f"({words})")
+    ui.block(problems)
+
+
+# --- module lifetime -------------------------------------------------------------
+
+def parse_module(lines):
+    """[(step, result)] of "@@ftlab module STEP RESULT" lines, and whether
+    the test finished."""
+    steps, done = [], False
+    for raw in lines:
+        parts = raw.strip().split(None, 3)
+        if parts[:2] == ["@@ftlab", "module"] and len(parts) >= 3:
+            steps.append((parts[2], parts[3] if len(parts) > 3 else ""))
+        elif parts[:2] == ["@@ftlab", "module-end"]:
+            done = True
+    return steps, done
+
+
+# What each step must give: "ok", "refused" (any error), or an exact text.
+MODULE_EXPECT = {"load": "ok", "event-dir": "present", "add-probe": "ok",
+                 "probe-target-enable": "0*", "rmmod-with-probe": "refused",
+                 "remove-probe": "ok", "rmmod-after-probe": "ok",
+                 "event-dir-after-rmmod": "gone", "reload": "ok", "add-trigger": "ok",
+                 "rmmod-with-trigger": "refused", "remove-trigger": "ok",
+                 "rmmod-after-trigger": "ok", "load-again": "ok", "enable-event": "ok",
+                 "disable-event": "ok", "rmmod-final": "ok", "enabled-functions": "0"}
+
+
+def module_problems(steps, done, reference=None):
+    got = dict(steps)
+    problems = [] if done else ["the guest did not finish the module test"]
+    for step, want in MODULE_EXPECT.items():
+        have = got.get(step)
+        if have is None:
+            problems.append(f"{step}: did not run")
+        elif want == "refused" and have == "ok":
+            problems.append(f"{step}: succeeded, but the module is in use")
+        elif want != "refused" and have != want:
+            problems.append(f"{step}: {have}, expected {want}")
+    if not got.get("events-traced", "0").isdigit() or got.get("events-traced") == "0":
+        problems.append("the module's event traced nothing once loaded again")
+    if reference is not None:
+        ref_name, ref_steps = reference
+        ref = dict(ref_steps)
+        for step in ("rmmod-with-probe", "rmmod-with-trigger"):
+            if got.get(step) != ref.get(step):
+                problems.append(f"{step}: {got.get(step)!r}, {ref_name} says {ref.get(step)!r}")
+    return problems
+
+
+def run_module(session, k):
+    run = boot(session, k, ["robust:modules"], f"modules-{k.name}", k.modules(), timeout=600)
+    return run, parse_module(run.lines)
+
+
+# --- all of them ---------------------------------------------------------------
+
+def default_seed():
+    """A new seed per run (printed, so that a failure can be replayed with
+    SEED=...): the date and time, UTC."""
+    return int(time.strftime("%Y%m%d%H%M", time.gmtime()))
+
+
+class Lanes:
+    """Guest runs that go on beside other work, at most 'width' at once.
+    Each QEMU runs on one host thread (thread=single), so two guests use
+    both cores of the machine; make check starts with one lane while its
+    plain kernels build and boot, and widens to two when they are done."""
+
+    def __init__(self, width=GUEST_LANES):
+        self._pool = concurrent.futures.ThreadPoolExecutor(max_workers=GUEST_LANES)
+        self._free = threading.Condition()
+        self._width, self._busy = width, 0
+
+    def submit(self, fn, *args, **kwargs):
+        """Run fn(*args, **kwargs) when a lane is free; returns a Future."""
+        return self._pool.submit(self._in_lane, fn, args, kwargs)
+
+    def _in_lane(self, fn, args, kwargs):
+        with self._free:
+            self._free.wait_for(lambda: self._busy < self._width)
+            self._busy += 1
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            with self._free:
+                self._busy -= 1
+                self._free.notify_all()
+
+    def widen(self, width=GUEST_LANES):
+        with self._free:
+            self._width = width
+            self._free.notify_all()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.widen()
+        self._pool.shutdown(wait=True)
+
+
+def start_all(session, kernels, seed, count, pool):
+    """Submit every robustness test of 'kernels' ([upstream, N] or
+    [upstream]) to the pool (Lanes), longest first; returns the futures."""
+    runs = {"hostile": [pool.submit(run_hostile, session, k, seed, count) for k in kernels]}
+    runs["stress"] = [pool.submit(run_stress, session, kernels[-1])]
+    runs["perms"] = [pool.submit(run_perms, session, k) for k in kernels]
+    runs["modules"] = [pool.submit(run_module, session, k) for k in kernels if k.debug]
+    return runs
+
+
+def grade_all(kernels, runs, tally):
+    """Grade what start_all started, in a fixed order, each kernel after
+    upstream's run of the same test (its reference)."""
+    ref = None
+    for k, fut in zip(kernels, runs["hostile"]):
+        rounds, run, res = fut.result()
+        grade_hostile(rounds, run, res, k, tally, reference=ref)
+        if k.kernel == "upstream" and run.ok:
+            ref = ("upstream", res)
+    ref = None
+    for k, fut in zip(kernels, runs["perms"]):
+        run, p = fut.result()
+        grade_perms(run, p, k, tally, reference=ref)
+        if k.kernel == "upstream" and run.ok:
+            ref = ("upstream", p)
+    run, r = runs["stress"][0].result()
+    grade_stress(run, r, kernels[-1], tally, kernels[-1].smp)
+    ref = None
+    for k, fut in zip([k for k in kernels if k.debug], runs["modules"]):
+        run, (steps, done) = fut.result()
+        if not run.ok:
+            tally.record(False, f"module lifetime [{k.name}]: guest run", run.status)
+            ui.block(run.explain())
+            continue
+        problems = module_problems(steps, done, ref)
+        got = dict(steps)
+        tally.record(not problems, f"module lifetime [{k.name}]: an enable_event probe and "
+                     "trigger hold samples/trace_events; rmmod works once they are gone",
+                     f"(rmmod while held: {got.get('rmmod-with-probe')!r})")
+        ui.block(problems)
+        if k.kernel == "upstream":
+            ref = ("upstream", steps)
+
+
+def build_kernels(session, kernel, use_debug, tally):
+    """[upstream, kernel] (or [upstream]) built, or None (a failed verdict)."""
+    from . import series
+    from .errors import HarnessError
+    try:
+        return [session.kernel(which, use_debug) for which in
+                (["upstream"] + ([] if kernel == "upstream" else [kernel]))]
+    except HarnessError as e:   # a build failure fails these tests, not make check
+        tally.record(False, f"build for the robustness tests ({series.kernel_name(kernel)}"
+                     f"{', debug' if use_debug else ''})")
+        ui.block(str(e).splitlines())
+        return None
+
+
+def announce(seed, count):
+    ui.step(f"hostile input: seed {seed}, {count} writes (replay: SEED={seed})")
+
+
+def run_all(session, kernel, use_debug=False, seed=None, tally=None, count=HOSTILE_WRITES):
+    """Every robustness test on 'kernel' (a checkpoint number or
+    "upstream"), and on upstream 6.1 as the reference to compare with:
+    make robust [N] [KERNEL=upstream] [DEBUG=1] [SEED=S]."""
+    from . import series
+    tally = tally or ui.Tally()
+    timer = ui.Timer()
+    seed = seed if seed is not None else default_seed()
+    kernels = build_kernels(session, kernel, use_debug, tally)
+    if kernels is None:
+        return tally
+    session.initrd()
+    announce(seed, count)
+    with Lanes() as pool:
+        runs = start_all(session, kernels, seed, count, pool)
+        grade_all(kernels, runs, tally)
+    print(f"\nrobustness tests on {series.kernel_name(kernel)}"
+          f"{' (debug)' if use_debug else ''} took {timer}")
+    return tally
