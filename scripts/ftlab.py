@@ -157,7 +157,7 @@ def cmd_clean(args):
         shutil.rmtree(args.build_dir, ignore_errors=True)
         print(f"removed {args.build_dir}")
         return 0
-    for sub in ("obj", "logs", "docs", "initramfs-src", "initramfs.cpio"):
+    for sub in ("obj", "logs", "docs", "initramfs-src", "initramfs.cpio", "robust", "bench"):
         path = os.path.join(args.build_dir, sub)
         if os.path.isdir(path):
             shutil.rmtree(path)

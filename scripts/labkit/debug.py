@@ -46,8 +46,8 @@ def grade_labs(k, booted, tally, alike):
     tally.record(True, f"boot {k.label} with {k.smp} vCPUs, labs and ftracetest: "
                  "no splat", f"({run.seconds:.0f} s)")
     for cp in labs_on(k.kernel):
-        labrun.grade_lab(report, cp, k.kernel, tally, alike=alike)
-    labrun.grade_ftracetest(report, k.kernel, tally, run.log)
+        labrun.grade_lab(report, cp, k.kernel, tally, alike=alike, name=k.name)
+    labrun.grade_ftracetest(report, k.kernel, tally, run.log, name=k.name)
 
 
 class DebugPart:
@@ -62,7 +62,7 @@ class DebugPart:
         self.last = series.last_checkpoint()
         self.kernels = [] if self.last is None else ["upstream"] + (
             [cp.number for cp in series.checkpoints()] if all_checkpoints else [self.last])
-        self.seed = seed if seed is not None else robust.default_seed()
+        self.seed = seed if seed is not None else robust.CHECK_SEED
         self.lanes = robust.Lanes(width=1)
         self.built = {}         # kernel -> (kbuild.Kernel or None, build verdict words)
         self.booted = []        # (kbuild.Kernel, Future of boot_labs), upstream first

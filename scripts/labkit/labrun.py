@@ -79,14 +79,15 @@ def grade_boot(run, tally, label):
     return False
 
 
-def grade_lab(report, cp, kernel, tally, only=None, alike=None):
+def grade_lab(report, cp, kernel, tally, only=None, alike=None, name=None):
     """Grade lab cp's checks as run on 'kernel' (only check 'only', when
     given). alike: grading a debug kernel, whose configuration (two CPUs,
     other inlining) changes some outputs on upstream 6.1 itself. On
     upstream, a dict that collects those outputs, {(lab, check id):
     lines}, reported and not graded; on a checkpoint, that dict: such a
-    check passes when its output is upstream's on the same configuration."""
-    tag = series.kernel_name(kernel)
+    check passes when its output is upstream's on the same configuration.
+    name: the kernel's name in the verdicts (kbuild.Kernel.name)."""
+    tag = name or series.kernel_name(kernel)
     key = f"{cp.number:02d}"
     lab = report.labs.get(key)
     prefix = f"lab {key} [{tag}]"
@@ -126,9 +127,9 @@ def grade_lab(report, cp, kernel, tally, only=None, alike=None):
         ui.block(outcome.evidence)
 
 
-def grade_ftracetest(report, kernel, tally, log):
+def grade_ftracetest(report, kernel, tally, log, name=None):
     matrix = ftmatrix.load()
-    tag = series.kernel_name(kernel)
+    tag = name or series.kernel_name(kernel)
     for test in matrix.tests():
         row = matrix.row(test)
         want = row.expected(kernel)

@@ -330,3 +330,24 @@ class GuestLanes(unittest.TestCase):
             for f in [lanes.submit(job) for _ in range(2)]:
                 f.result()
         self.assertEqual(state["most"], 2)
+
+
+class ProbeByIndex(unittest.TestCase):
+    """6.1 reads a probe's leading digits as a function's number in
+    available_filter_functions: "9_x64_sys_syncfs:stacktrace" adds a probe
+    on function 9, whatever its name (seen with seed 202612040834)."""
+
+    def test_digits_select_by_index(self):
+        cmds = hostile.probe_commands(b"9_x64_sys_syncfs:stacktrace\n")
+        self.assertEqual(cmds, [("add", (hostile.BY_INDEX, "stacktrace"), True)])
+
+    def test_a_name_is_a_name(self):
+        cmds = hostile.probe_commands(b"ksys_sync:stacktrace\n")
+        self.assertEqual(cmds, [("add", ("ksys_sync", "stacktrace"), True)])
+
+
+class CountsThatFire(unittest.TestCase):
+    def test_negative_counts_are_timing_too(self):
+        # a count written negative keeps counting down as schedule fires
+        self.assertEqual(hostile.normalise(["schedule:stacktrace:count=-287"]),
+                         hostile.normalise(["schedule:stacktrace:count=-211"]))
