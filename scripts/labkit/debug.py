@@ -1,10 +1,12 @@
 """make check's debug part (issue 13): the debug variant of upstream 6.1
 and of the last checkpoint (kbuild.Kernel(..., debug=True):
 scripts/debug.config on top of lab.config, two vCPUs), each running every
-lab the kernel has and the ftracetest list, then the robustness tests
-(robust.run_all). "make check DEBUG=1" does it for every checkpoint."""
+lab the kernel has (gdb labs aside) and the ftracetest list in one boot,
+then the robustness tests (robust.start_all, graded by robust.grade_all),
+all beside the plain part of make check (DebugPart). "make check DEBUG=1"
+does it for every checkpoint."""
 
-from . import labrun, protocol, robust, series, ui
+from . import labrun, robust, series, ui
 from .errors import HarnessError
 
 
@@ -14,19 +16,6 @@ def labs_on(kernel):
     kernels (make lab N DEBUG=1 runs them)."""
     return [cp for cp in series.checkpoints() if cp.has_lab and not cp.needs_gdb
             and series.has_checkpoint(kernel, cp.number - 1)]
-
-
-def build(session, which, tally):
-    """The debug variant of 'which' built (a verdict with its time), or None."""
-    t = ui.Timer()
-    try:
-        k = session.kernel(which, debug=True)
-    except HarnessError as e:
-        tally.record(False, f"build {series.kernel_name(which)} (debug)")
-        ui.block(str(e).splitlines())
-        return None
-    tally.record(True, f"build {k.label}", f"({t})")
-    return k
 
 
 def boot_labs(session, k):
