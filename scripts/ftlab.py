@@ -33,7 +33,7 @@ options (make variables in brackets):
   --debug             lab, gdb, shell, kernel, robust: the debug variant (KASAN,
                       lockdep, two vCPUs); check: the debug variants of every
                       checkpoint, not only the last (DEBUG=1)
-  --seed S            "robust": the hostile-input seed (SEED=S)
+  --seed S            robust, check: the hostile-input seed (SEED=S)
 """
 
 import argparse
