@@ -6,7 +6,8 @@
   events.html     doc/events.adoc: events, soft mode, triggers
   internals.html  doc/internals.adoc, with its diagrams (diagrams/*.svg,
                   drawn by graphviz's dot from doc/diagrams/*.dot)
-  labs/NN-slug.html  each lab's handout on its own page
+  labs/NN-slug.html  each lab's handout on its own page (and
+                  labs/robustness.html, the robustness tests)
   ftrace.txt, events.txt, index.txt
                   plain text: asciidoctor's DocBook output through pandoc
 
@@ -28,6 +29,8 @@ DIAGRAMS = os.path.join(DOC, "diagrams")
 CHAPTERS = ("ftrace", "events", "internals")
 TEXT = ("ftrace", "events", "index")        # the pages that get a .txt
 TEXT_COLUMNS = 78
+# The robustness tests' chapter (issue 13), after the labs in the book.
+ROBUSTNESS = os.path.join(series.ROOT, "labs", "robustness", "README.adoc")
 TEXT_FILTER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "plaintext.lua")
 
 
@@ -92,6 +95,8 @@ def lab_pages(out_dir, checkpoint, messages):
         if cp.number <= checkpoint and os.path.exists(src):
             ok &= asciidoctor(src, os.path.join(dest, cp.name + ".html"), checkpoint, messages,
                               extra=["-a", "toc"])
+    ok &= asciidoctor(ROBUSTNESS, os.path.join(dest, "robustness.html"), checkpoint, messages,
+                      extra=["-a", "toc"])
     return ok
 
 
@@ -141,6 +146,8 @@ def check(tally):
             handout = f"labs/{cp.name}/README.adoc"
             tally.record(os.path.exists(os.path.join(series.ROOT, handout)) and handout in book,
                          f"docs: the book includes the handout of lab {cp.number:02d}")
+    tally.record("labs/robustness/README.adoc" in book,
+                 "docs: the book includes the robustness tests' chapter")
     for name in ("ftrace.txt", "events.txt"):
         path = os.path.join(full, name)
         tally.record(os.path.exists(path) and os.path.getsize(path) > 1000,

@@ -12,7 +12,6 @@ import re
 import shutil
 import subprocess
 import threading
-import time
 
 from . import series, ui
 from .errors import HarnessError
@@ -75,6 +74,13 @@ def relocate_tool_records(tree, old, new):
             with open(path, "wb") as f:
                 f.write(data.replace(old.encode(), new.encode()))
             os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+
+
+def tree_clean(src):
+    """No tracked file of the tree differs from its HEAD."""
+    r = subprocess.run(["git", "-C", src, "status", "--porcelain", "--untracked-files=no"],
+                       capture_output=True, text=True)
+    return r.returncode == 0 and not r.stdout.strip()
 
 
 class Kernel:
@@ -153,11 +159,15 @@ class Kernel:
             if os.path.exists(stale):
                 os.unlink(stale)
 
+    def config_digest(self):
+        """What the configuration is made of: the fragments' text."""
+        blob = b"".join(open(f, "rb").read() for f in self.fragments)
+        return hashlib.sha256(blob).hexdigest()
+
     def configure(self, src):
         """tinyconfig + the fragments (scripts/lab.config, and debug.config
         for the debug variant), then check that every option stuck."""
-        blob = b"".join(open(f, "rb").read() for f in self.fragments)
-        digest = hashlib.sha256(blob).hexdigest()
+        digest = self.config_digest()
         cfg_stamp = os.path.join(self.obj, ".ftlab-config")
         if os.path.exists(cfg_stamp) and open(cfg_stamp).read() == digest:
             return
@@ -183,27 +193,32 @@ class Kernel:
         with open(cfg_stamp, "w") as f:
             f.write(digest)
 
-    def up_to_date(self, src, commit):
+    def stamp_text(self, commit):
+        """What the stamp of a build from this commit and configuration says."""
+        return f"{commit} {self.config_digest()}"
+
+    def up_to_date(self, commit):
         """Would make find nothing to do? Yes when the last build succeeded
-        at this very commit and no file of the tree changed since that
-        build started (make goes by the same times). One walk of the tree
-        takes a second or two; kbuild's own walk of its rules, eight."""
-        if not (self.built() and os.path.exists(self.vmlinux)):
+        from this very commit and configuration. That holds because the
+        harness builds only a clean tree (tree.Tree.checkout refuses
+        changes), and a build that saw the tree change leaves no stamp. It
+        goes by content, not by file times: a checkout that wrote a file
+        away and back leaves nothing to build. kbuild, asked instead,
+        takes eight seconds to find that out, or fifty after a checkpoint
+        switch (it recompiles what the checkout touched)."""
+        if not (os.path.exists(self.bzimage) and os.path.exists(self.vmlinux)
+                and os.path.exists(self.stamp)):
             return False
         with open(self.stamp) as f:
-            if f.read().strip() != commit:
-                return False
-        newer = subprocess.run(["find", src, "-path", os.path.join(src, ".git"), "-prune",
-                                "-o", "-newer", self.stamp, "-print", "-quit"],
-                               capture_output=True, text=True)
-        return newer.returncode == 0 and not newer.stdout.strip()
+            return f.read().strip() == self.stamp_text(commit)
 
     def build(self, src, commit=None):
-        """Build bzImage and the gdb scripts; 'commit' (the tree's HEAD) lets
-        a build that has nothing to do be skipped (up_to_date)."""
+        """Build bzImage and the gdb scripts; 'commit' (the tree's HEAD,
+        the tree clean) lets a build that has nothing to do be skipped
+        (up_to_date)."""
         os.makedirs(os.path.dirname(self.log), exist_ok=True)
         self.configure(src)
-        if commit and self.up_to_date(src, commit):
+        if commit and self.up_to_date(commit):
             ui.debug(f"{self.label} is up to date")
             return
         open(self.log, "w").close()
@@ -211,16 +226,14 @@ class Kernel:
         ui.step(f"compiling {self.label} (log: {os.path.relpath(self.log)})")
         if os.path.exists(self.stamp):
             os.unlink(self.stamp)
-        started = time.time()
         p = self._make(src, *self.targets, log=self.log)
         self._heartbeat(p)
         if p.returncode != 0:
             raise BuildError(self._failure(f"building {self.label} failed"))
+        # A file edited while make ran may have been read before the edit:
+        # then the objects match no commit, and the next run asks make.
         with open(self.stamp, "w") as f:
-            f.write(f"{commit or ''}\n")
-        # The stamp is dated when make started: a file changed while make
-        # ran may have been read before the change.
-        os.utime(self.stamp, (started, started))
+            f.write(self.stamp_text(commit) if commit and tree_clean(src) else "")
         ui.info(f"{self.label} built in {timer}")
 
     def modules(self):

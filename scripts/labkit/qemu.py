@@ -218,6 +218,11 @@ class Run:
         return []
 
 
+def times_path(log):
+    """The console log with times: build/logs/X.log -> build/logs/X.times."""
+    return os.path.splitext(log)[0] + ".times"
+
+
 class Guest:
     """A running QEMU: its console (stdout) is copied line by line to 'log',
     flushed at once (gdb's ft-console reads it while the guest runs), and
@@ -236,6 +241,9 @@ class Guest:
         self._queue = queue.Queue()
         self._eof = False
         self._logf = open(log, "w")
+        # the same lines with the seconds since QEMU started, to see where
+        # a long run spends its time (make bench, make check's parts)
+        self._timesf = open(times_path(log), "w")
         threading.Thread(target=self._reader, daemon=True).start()
 
     def _reader(self):
@@ -243,9 +251,11 @@ class Guest:
             line = raw.decode("utf-8", "replace").rstrip("\r\n").replace("\r", "")
             self._logf.write(line + "\n")
             self._logf.flush()
+            self._timesf.write(f"{time.monotonic() - self.start:8.2f} {line}\n")
             self._queue.put(line)
         self.proc.stdout.close()
         self._logf.close()
+        self._timesf.close()
         self._queue.put(None)
 
     def watch(self, timeout, stop=None):

@@ -24,54 +24,67 @@ class ConfigCheck(unittest.TestCase):
 
 
 class UpToDate(unittest.TestCase):
-    """A warm 'make lab N' skips kbuild only when make would find nothing
-    to do: same commit, no file of the tree changed since the build."""
+    """A warm 'make lab N' skips kbuild only when the objects are those of
+    the commit and configuration at hand (the tree is clean: the harness
+    builds no other), whatever the files' times say."""
 
     def setUp(self):
         import os
         import tempfile
         self.dir = tempfile.mkdtemp()
-        self.src = os.path.join(self.dir, "linux")
-        os.makedirs(os.path.join(self.src, ".git"))
-        os.makedirs(os.path.join(self.src, "kernel"))
-        self.source = os.path.join(self.src, "kernel", "a.c")
-        open(self.source, "w").close()
         self.k = kbuild.Kernel(self.dir, 1)
         os.makedirs(os.path.dirname(self.k.bzimage))
         for path in (self.k.bzimage, self.k.vmlinux):
             open(path, "w").close()
         with open(self.k.stamp, "w") as f:
-            f.write("abc\n")
-        # built a minute after the source was written
-        os.utime(self.source, (1000, 1000))
-        os.utime(os.path.join(self.src, "kernel"), (1000, 1000))
-        os.utime(self.src, (1000, 1000))
-        os.utime(self.k.stamp, (1060, 1060))
+            f.write(self.k.stamp_text("abc") + "\n")
 
     def tearDown(self):
         import shutil
         shutil.rmtree(self.dir)
 
     def test_nothing_changed(self):
-        self.assertTrue(self.k.up_to_date(self.src, "abc"))
+        self.assertTrue(self.k.up_to_date("abc"))
 
     def test_another_commit(self):
-        self.assertFalse(self.k.up_to_date(self.src, "def"))
+        self.assertFalse(self.k.up_to_date("def"))
 
-    def test_a_file_changed_after_the_build_started(self):
-        import os
-        os.utime(self.source, (1100, 1100))
-        self.assertFalse(self.k.up_to_date(self.src, "abc"))
+    def test_another_configuration(self):
+        self.k.fragments = self.k.fragments + [kbuild.DEBUG_FRAGMENT]
+        self.assertFalse(self.k.up_to_date("abc"))
 
-    def test_git_metadata_does_not_count(self):
-        import os
-        os.utime(os.path.join(self.src, ".git"), (1100, 1100))
-        self.assertTrue(self.k.up_to_date(self.src, "abc"))
+    def test_a_build_that_saw_the_tree_change_left_an_empty_stamp(self):
+        open(self.k.stamp, "w").close()
+        self.assertFalse(self.k.up_to_date("abc"))
 
     def test_no_vmlinux(self):
         import os
         os.unlink(self.k.vmlinux)
-        self.assertFalse(self.k.up_to_date(self.src, "abc"))
+        self.assertFalse(self.k.up_to_date("abc"))
+
+
+class TreeClean(unittest.TestCase):
+    """What the stamp trusts: git's view of the tree."""
+
+    def test_clean_and_dirty(self):
+        import os
+        import subprocess
+        import tempfile
+        src = tempfile.mkdtemp()
+        git = ["git", "-C", src, "-c", "user.name=t", "-c", "user.email=t@t"]
+        subprocess.run(git + ["init", "-q"], check=True)
+        with open(os.path.join(src, "a.c"), "w") as f:
+            f.write("int a;\n")
+        subprocess.run(git + ["add", "a.c"], check=True)
+        subprocess.run(git + ["commit", "-q", "-m", "a"], check=True)
+        self.assertTrue(kbuild.tree_clean(src))
+        open(os.path.join(src, "new.c"), "w").close()      # untracked: make ignores it
+        self.assertTrue(kbuild.tree_clean(src))
+        with open(os.path.join(src, "a.c"), "w") as f:
+            f.write("int b;\n")
+        self.assertFalse(kbuild.tree_clean(src))
+        import shutil
+        shutil.rmtree(src)
 
 
 class DebugVariant(unittest.TestCase):

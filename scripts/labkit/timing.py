@@ -1,0 +1,57 @@
+"""Where a guest run spent its time, from its console log with times
+(qemu.times_path: each line "SECONDS TEXT", seconds since QEMU started).
+
+The spans are those the guest marks: each lab (lab-begin .. lab-end) and
+each of its checks, each ftracetest test, each other plan item; "boot" is
+QEMU's start to the guest's first @@ftlab line, "end" the last marker to
+QEMU's last line (the kernel log, kmemleak's scan, power off)."""
+
+import re
+
+_MARK = re.compile(r"^\s*(\d+\.\d+) @@ftlab (\S+)\s*(.*)$")
+_LINE = re.compile(r"^\s*(\d+\.\d+) ")
+
+# begin word -> (end word, label of the span)
+SPANS = {"lab-begin": ("lab-end", "lab {0}"),
+         "check-begin": ("check-end", "  check {0} {1}"),
+         "ftracetest-begin": ("ftracetest-end", "ftracetest {0}")}
+
+
+def spans(lines):
+    """[(label, seconds)] in the order the spans began."""
+    out, open_spans = [], {}
+    first = last_mark = last = None
+    for line in lines:
+        m = _LINE.match(line)
+        if not m:
+            continue
+        last = float(m.group(1))
+        mark = _MARK.match(line)
+        if not mark:
+            continue
+        t, word, args = float(mark.group(1)), mark.group(2), mark.group(3).split()
+        if first is None:
+            first = t
+            out.append(("boot", t))
+        last_mark = t
+        if word in SPANS:
+            end, label = SPANS[word]
+            open_spans[end] = (len(out), t)
+            out.append((label.format(*(args + ["", ""])).rstrip(), None))
+        elif word in open_spans:
+            index, start = open_spans.pop(word)
+            out[index] = (out[index][0], t - start)
+    if last_mark is not None and last is not None:
+        out.append(("end", last - last_mark))
+    return [(label, s) for label, s in out if s is not None]
+
+
+def read(path):
+    with open(path, errors="replace") as f:
+        return spans(f)
+
+
+def slowest(path, n=5, prefix=""):
+    """The n longest spans of a run whose label starts with prefix."""
+    return sorted((s for s in read(path) if s[0].startswith(prefix)),
+                  key=lambda s: -s[1])[:n]

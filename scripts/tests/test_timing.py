@@ -1,0 +1,33 @@
+import unittest
+
+from labkit import timing
+
+RUN = """    0.00 SeaBIOS (version 1.16.2-debian-1.16.2-1)
+    2.10 @@ftlab plan lab:01
+    2.20 @@ftlab lab-begin 01
+    2.30 @@ftlab check-begin 01 glob feature a glob
+    2.30 schedule
+    3.30 @@ftlab check-end 01 glob rc=0
+    3.50 @@ftlab lab-end 01
+    3.60 @@ftlab ftracetest-begin 00basic/basic1.tc
+    5.60 @@ftlab ftracetest-end 00basic/basic1.tc rc=0
+    5.70 @@ftlab done
+    6.70 reboot: Power down
+"""
+
+
+class Spans(unittest.TestCase):
+    """make bench and make check say where a guest run's time went."""
+
+    def test_boot_labs_checks_tests_and_the_end(self):
+        got = dict(timing.spans(RUN.splitlines()))
+        self.assertAlmostEqual(got["boot"], 2.10)
+        self.assertAlmostEqual(got["lab 01"], 1.30)
+        self.assertAlmostEqual(got["  check 01 glob"], 1.00)
+        self.assertAlmostEqual(got["ftracetest 00basic/basic1.tc"], 2.00)
+        self.assertAlmostEqual(got["end"], 1.00)
+
+    def test_a_span_that_never_ended_is_left_out(self):
+        got = dict(timing.spans(RUN.splitlines()[:5]))
+        self.assertNotIn("lab 01", got)
+        self.assertIn("boot", got)
