@@ -27,7 +27,7 @@ import subprocess
 import threading
 import unittest
 
-from . import conformance, docexamples, docs, gdbrun, grade, labrun, qemu, rebase, series, source, ui
+from . import conformance, docexamples, docs, gdbrun, grade, labrun, qemu, rebase, series, source, timing, ui
 from .errors import HarnessError
 
 
@@ -281,11 +281,16 @@ class Parts:
         self.times.append((name, timer.seconds))
         return result
 
-    def report(self, total):
+    def report(self, total, logs=None):
         print(f"\nmake check took {total}:")
         width = max((len(name) for name, _s in self.times), default=0)
         for name, seconds in self.times:
             print(f"  {name:<{width}}  {seconds:6.0f} s")
+        runs = timing.longest_runs(logs) if logs else []
+        if runs:
+            print("the longest guest runs (build/logs/NAME.times says where each spent it):")
+            for name, seconds in runs:
+                print(f"  {name:<{width}}  {seconds:6.0f} s")
 
 
 def run(session):
@@ -319,5 +324,5 @@ def run(session):
         parts.time("harness on real guests", harness_on_real_guests, session, first[0],
                    first[1], upstream, tally)
     parts.time("debug kernels and robustness (the rest)", debug_part.finish, tally)
-    parts.report(timer)
+    parts.report(timer, session.logs)
     return tally.close()

@@ -6,6 +6,7 @@ each of its checks, each ftracetest test, each other plan item; "boot" is
 QEMU's start to the guest's first @@ftlab line, "end" the last marker to
 QEMU's last line (the kernel log, kmemleak's scan, power off)."""
 
+import os
 import re
 
 _MARK = re.compile(r"^\s*(\d+\.\d+) @@ftlab (\S+)\s*(.*)$")
@@ -55,3 +56,26 @@ def slowest(path, n=5, prefix=""):
     """The n longest spans of a run whose label starts with prefix."""
     return sorted((s for s in read(path) if s[0].startswith(prefix)),
                   key=lambda s: -s[1])[:n]
+
+
+def run_seconds(path):
+    """How long a guest run lasted: the time of its last console line."""
+    last = None
+    with open(path, errors="replace") as f:
+        for line in f:
+            m = _LINE.match(line)
+            if m:
+                last = float(m.group(1))
+    return last
+
+
+def longest_runs(logs_dir, n=6):
+    """[(run name, seconds)]: the n longest guest runs whose times are in
+    logs_dir (make check prints them after its parts)."""
+    runs = []
+    for name in sorted(os.listdir(logs_dir)) if os.path.isdir(logs_dir) else []:
+        if name.endswith(".times"):
+            seconds = run_seconds(os.path.join(logs_dir, name))
+            if seconds is not None:
+                runs.append((name[:-len(".times")], seconds))
+    return sorted(runs, key=lambda r: -r[1])[:n]

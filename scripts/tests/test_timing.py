@@ -31,3 +31,20 @@ class Spans(unittest.TestCase):
         got = dict(timing.spans(RUN.splitlines()[:5]))
         self.assertNotIn("lab 01", got)
         self.assertIn("boot", got)
+
+
+class LongestRuns(unittest.TestCase):
+    def test_runs_by_their_last_line(self):
+        import os
+        import shutil
+        import tempfile
+        logs = tempfile.mkdtemp()
+        try:
+            for name, text in (("check-cp1.times", RUN), ("lab01-cp1.times", "    1.50 x\n"),
+                               ("check-cp1.log", "not times\n")):
+                with open(os.path.join(logs, name), "w") as f:
+                    f.write(text)
+            self.assertEqual(timing.longest_runs(logs), [("check-cp1", 6.7), ("lab01-cp1", 1.5)])
+            self.assertEqual(timing.longest_runs(os.path.join(logs, "none")), [])
+        finally:
+            shutil.rmtree(logs)
