@@ -32,7 +32,14 @@ DOCS_PACKAGES = ("asciidoctor", "graphviz", "pandoc")
 
 
 def missing(packages=PACKAGES):
-    return [pkg for pkg in packages if not installed(pkg)]
+    """The packages dpkg does not have installed, asked in one query (a
+    warm make lab waits for this: one dpkg-query per package took half a
+    second). A package dpkg does not know prints nothing."""
+    r = subprocess.run(["dpkg-query", "-W", "-f=${Package} ${Status}\n"] + list(packages),
+                       capture_output=True, text=True)
+    have = {words[0] for words in (line.split() for line in r.stdout.splitlines())
+            if len(words) > 1 and words[-1] == "installed"}
+    return [pkg for pkg in packages if pkg not in have]
 
 
 def apt_command(pkgs):

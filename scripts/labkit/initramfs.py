@@ -74,14 +74,25 @@ def write(entries, out, tool):
 
 def ftrace_selftests(tree_path, dest):
     """Unpack tools/testing/selftests/ftrace of the 'upstream' branch: the
-    kernel's own tests, unmodified, whatever checkpoint is checked out."""
+    kernel's own tests, unmodified, whatever checkpoint is checked out.
+    Unpacked again only when 'upstream' moved (a new tree): git archive
+    took most of a warm make lab's harness time."""
     os.makedirs(dest, exist_ok=True)
+    tests = os.path.join(dest, "ftrace")
+    stamp = os.path.join(dest, "ftrace.commit")
+    commit = subprocess.run(["git", "-C", tree_path, "rev-parse", "upstream"],
+                            check=True, capture_output=True, text=True).stdout.strip()
+    if os.path.isdir(tests) and os.path.exists(stamp) and open(stamp).read() == commit:
+        return tests
+    shutil.rmtree(tests, ignore_errors=True)
     archive = subprocess.run(["git", "-C", tree_path, "archive", "upstream",
                               "tools/testing/selftests/ftrace"],
                              check=True, capture_output=True).stdout
     subprocess.run(["tar", "-C", dest, "-x", "--strip-components=3"],
                    input=archive, check=True)
-    return os.path.join(dest, "ftrace")
+    with open(stamp, "w") as f:
+        f.write(commit)
+    return tests
 
 
 def build(build_dir, tree_path, extra_files=None):

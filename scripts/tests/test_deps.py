@@ -29,3 +29,24 @@ class Installed(unittest.TestCase):
             deps.installed("busybox-static")
         self.assertEqual(run.call_args.args[0],
                          ["dpkg-query", "-W", "-f=${Status}", "busybox-static"])
+
+
+class Missing(unittest.TestCase):
+    """One dpkg-query for all packages; what it does not list as installed
+    is missing (unknown packages print nothing, and make it exit 1)."""
+
+    def test_one_query_for_all(self):
+        out = ("gdb install ok installed\nmake hold ok installed\n"
+               "pandoc deinstall ok config-files\n")
+        with dpkg_says(out, rc=1) as run:
+            self.assertEqual(deps.missing(("gdb", "make", "pandoc", "nosuch")),
+                             ["pandoc", "nosuch"])
+        self.assertEqual(run.call_count, 1)
+        self.assertEqual(run.call_args.args[0][-4:], ["gdb", "make", "pandoc", "nosuch"])
+
+    def test_on_this_machine(self):
+        import shutil
+        if not shutil.which("dpkg-query"):
+            self.skipTest("no dpkg")
+        self.assertEqual(deps.missing(("dpkg",)), [])
+        self.assertEqual(deps.missing(("no-such-package-ftlab",)), ["no-such-package-ftlab"])
