@@ -13,7 +13,7 @@ import shutil
 import subprocess
 import threading
 
-from . import series, ui
+from . import series, tree, ui
 from .errors import HarnessError
 
 CONFIG_FRAGMENT = os.path.join(series.ROOT, "scripts", "lab.config")
@@ -74,13 +74,6 @@ def relocate_tool_records(tree, old, new):
             with open(path, "wb") as f:
                 f.write(data.replace(old.encode(), new.encode()))
             os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
-
-
-def tree_clean(src):
-    """No tracked file of the tree differs from its HEAD."""
-    r = subprocess.run(["git", "-C", src, "status", "--porcelain", "--untracked-files=no"],
-                       capture_output=True, text=True)
-    return r.returncode == 0 and not r.stdout.strip()
 
 
 class Kernel:
@@ -233,7 +226,7 @@ class Kernel:
         # A file edited while make ran may have been read before the edit:
         # then the objects match no commit, and the next run asks make.
         with open(self.stamp, "w") as f:
-            f.write(self.stamp_text(commit) if commit and tree_clean(src) else "")
+            f.write(self.stamp_text(commit) if commit and tree.changes(src) == "" else "")
         ui.info(f"{self.label} built in {timer}")
 
     def modules(self):

@@ -50,6 +50,15 @@ def unpack(tarball, tmp):
     return tmp + ".tree"
 
 
+def changes(path):
+    """git status of the tracked files of the tree at path: empty when
+    none differs from HEAD (untracked files do not count: no build reads
+    them unless a tracked file names them). None when git fails."""
+    r = subprocess.run(["git", "-C", path, "status", "--porcelain", "--untracked-files=no"],
+                       capture_output=True, text=True)
+    return r.stdout.strip() if r.returncode == 0 else None
+
+
 class Tree:
     def __init__(self, build_dir):
         self.build_dir = build_dir
@@ -110,7 +119,9 @@ class Tree:
                                "refs/heads/" + name], capture_output=True).returncode == 0
 
     def ensure_clean(self):
-        dirty = self.git("status", "--porcelain", "--untracked-files=no")
+        dirty = changes(self.path)
+        if dirty is None:
+            raise TreeError(f"git status failed in {self.path}")
         if dirty:
             raise TreeError(
                 f"{self.path} has changes of yours:\n{dirty}\n"

@@ -1,6 +1,6 @@
 import unittest
 
-from labkit import kbuild
+from labkit import kbuild, tree
 
 
 class ConfigCheck(unittest.TestCase):
@@ -77,12 +77,12 @@ class TreeClean(unittest.TestCase):
             f.write("int a;\n")
         subprocess.run(git + ["add", "a.c"], check=True)
         subprocess.run(git + ["commit", "-q", "-m", "a"], check=True)
-        self.assertTrue(kbuild.tree_clean(src))
+        self.assertTrue(tree.changes(src) == "")
         open(os.path.join(src, "new.c"), "w").close()      # untracked: make ignores it
-        self.assertTrue(kbuild.tree_clean(src))
+        self.assertTrue(tree.changes(src) == "")
         with open(os.path.join(src, "a.c"), "w") as f:
             f.write("int b;\n")
-        self.assertFalse(kbuild.tree_clean(src))
+        self.assertFalse(tree.changes(src) == "")
         import shutil
         shutil.rmtree(src)
 
