@@ -25,6 +25,7 @@ import os
 import re
 import subprocess
 import threading
+import time
 import unittest
 
 from . import conformance, docexamples, docs, gdbrun, grade, labrun, qemu, rebase, series, source, timing, ui
@@ -281,12 +282,12 @@ class Parts:
         self.times.append((name, timer.seconds))
         return result
 
-    def report(self, total, logs=None):
+    def report(self, total, logs=None, since=None):
         print(f"\nmake check took {total}:")
         width = max((len(name) for name, _s in self.times), default=0)
         for name, seconds in self.times:
             print(f"  {name:<{width}}  {seconds:6.0f} s")
-        runs = timing.longest_runs(logs) if logs else []
+        runs = timing.longest_runs(logs, since=since) if logs else []
         if runs:
             print("the longest guest runs (build/logs/NAME.times says where each spent it):")
             for name, seconds in runs:
@@ -294,6 +295,7 @@ class Parts:
 
 
 def run(session):
+    started = time.time()
     timer = ui.Timer()
     parts = Parts()
     tally = ui.Tally()
@@ -324,5 +326,5 @@ def run(session):
         parts.time("harness on real guests", harness_on_real_guests, session, first[0],
                    first[1], upstream, tally)
     parts.time("debug kernels and robustness (the rest)", debug_part.finish, tally)
-    parts.report(timer, session.logs)
+    parts.report(timer, session.logs, started)
     return tally.close()

@@ -69,13 +69,15 @@ def run_seconds(path):
     return last
 
 
-def longest_runs(logs_dir, n=6):
+def longest_runs(logs_dir, n=6, since=None):
     """[(run name, seconds)]: the n longest guest runs whose times are in
-    logs_dir (make check prints them after its parts)."""
+    logs_dir, written at or after 'since' (a time.time(); make check
+    passes its start, so runs of earlier commands stay out)."""
     runs = []
     for name in sorted(os.listdir(logs_dir)) if os.path.isdir(logs_dir) else []:
-        if name.endswith(".times"):
-            seconds = run_seconds(os.path.join(logs_dir, name))
+        path = os.path.join(logs_dir, name)
+        if name.endswith(".times") and (since is None or os.path.getmtime(path) >= since):
+            seconds = run_seconds(path)
             if seconds is not None:
                 runs.append((name[:-len(".times")], seconds))
     return sorted(runs, key=lambda r: -r[1])[:n]

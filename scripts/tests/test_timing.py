@@ -46,5 +46,7 @@ class LongestRuns(unittest.TestCase):
                     f.write(text)
             self.assertEqual(timing.longest_runs(logs), [("check-cp1", 6.7), ("lab01-cp1", 1.5)])
             self.assertEqual(timing.longest_runs(os.path.join(logs, "none")), [])
+            os.utime(os.path.join(logs, "lab01-cp1.times"), (1000, 1000))   # an earlier run
+            self.assertEqual(timing.longest_runs(logs, since=2000), [("check-cp1", 6.7)])
         finally:
             shutil.rmtree(logs)
