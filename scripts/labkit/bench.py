@@ -175,11 +175,11 @@ def timed(cmd, cwd, env=None):
 
 def warm_lab_split(build_dir, total):
     """Where a warm make lab 1 spent its time: the harness (all but the
-    guest), and the guest's boot, lab and end (timing.spans of its log)."""
+    guest), and the guest's boot, lab and end (timing.read of its log)."""
     times = os.path.join(build_dir, "logs", "lab01-cp1.times")
     if not os.path.exists(times):
         return ""
-    spans = dict(timing.spans(open(times, errors="replace")))
+    spans = dict(timing.read(times))
     guest_s = sum(spans.get(k, 0) for k in ("boot", "lab 01", "end"))
     return (f"harness {max(total - guest_s, 0):.1f} s, guest boot {spans.get('boot', 0):.1f} s, "
             f"lab {spans.get('lab 01', 0):.1f} s, kernel log and power off {spans.get('end', 0):.1f} s")

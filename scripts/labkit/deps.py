@@ -17,16 +17,6 @@ class MissingPackages(HarnessError):
     exit_code = 2
 
 
-def installed(pkg):
-    """What dpkg says, not whether some file exists: its status ends in
-    "installed" ("install ok installed", "hold ok installed"); a removed
-    package whose configuration stays reads "deinstall ok config-files",
-    and an unknown one makes dpkg-query fail."""
-    r = subprocess.run(["dpkg-query", "-W", "-f=${Status}", pkg],
-                       capture_output=True, text=True)
-    return r.returncode == 0 and r.stdout.split()[-1:] == ["installed"]
-
-
 # What "make docs" needs on its own: no kernel, no QEMU.
 DOCS_PACKAGES = ("asciidoctor", "graphviz", "pandoc")
 
@@ -34,7 +24,10 @@ DOCS_PACKAGES = ("asciidoctor", "graphviz", "pandoc")
 def missing(packages=PACKAGES):
     """The packages dpkg does not have installed, asked in one query (a
     warm make lab waits for this: one dpkg-query per package took half a
-    second). A package dpkg does not know prints nothing."""
+    second). What dpkg says, not whether some file exists: a status ending
+    in "installed" counts ("install ok installed", "hold ok installed");
+    a removed package whose configuration stays reads "deinstall ok
+    config-files"; a package dpkg does not know prints nothing."""
     r = subprocess.run(["dpkg-query", "-W", "-f=${Package} ${Status}\n"] + list(packages),
                        capture_output=True, text=True)
     have = {words[0] for words in (line.split() for line in r.stdout.splitlines())

@@ -194,7 +194,7 @@ class Kernel:
         """Would make find nothing to do? Yes when the last build succeeded
         from this very commit and configuration. That holds because the
         harness builds only a clean tree (tree.Tree.checkout refuses
-        changes), and a build that saw the tree change leaves no stamp. It
+        changes), and a build that saw the tree change leaves an empty stamp. It
         goes by content, not by file times: a checkout that wrote a file
         away and back leaves nothing to build. kbuild, asked instead,
         takes eight seconds to find that out, or fifty after a checkpoint

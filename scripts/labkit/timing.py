@@ -52,12 +52,6 @@ def read(path):
         return spans(f)
 
 
-def slowest(path, n=5, prefix=""):
-    """The n longest spans of a run whose label starts with prefix."""
-    return sorted((s for s in read(path) if s[0].startswith(prefix)),
-                  key=lambda s: -s[1])[:n]
-
-
 def run_seconds(path):
     """How long a guest run lasted: the time of its last console line."""
     last = None

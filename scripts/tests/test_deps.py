@@ -15,20 +15,20 @@ def dpkg_says(status, rc=0):
 class Installed(unittest.TestCase):
     def test_installed_and_held_packages_count(self):
         for status in ("install ok installed", "hold ok installed"):
-            with dpkg_says(status):
-                self.assertTrue(deps.installed("gdb"), status)
+            with dpkg_says(f"gdb {status}\n"):
+                self.assertEqual(deps.missing(("gdb",)), [], status)
 
     def test_removed_unknown_and_half_installed_do_not(self):
-        for status, rc in (("deinstall ok config-files", 0), ("", 1),
-                           ("install ok half-installed", 0), ("install ok unpacked", 0)):
-            with dpkg_says(status, rc):
-                self.assertFalse(deps.installed("gdb"), status)
+        for out, rc in (("gdb deinstall ok config-files\n", 0), ("", 1),
+                        ("gdb install ok half-installed\n", 0), ("gdb install ok unpacked\n", 0)):
+            with dpkg_says(out, rc):
+                self.assertEqual(deps.missing(("gdb",)), ["gdb"], out)
 
     def test_the_query(self):
-        with dpkg_says("install ok installed") as run:
-            deps.installed("busybox-static")
+        with dpkg_says("busybox-static install ok installed\n") as run:
+            deps.missing(("busybox-static",))
         self.assertEqual(run.call_args.args[0],
-                         ["dpkg-query", "-W", "-f=${Status}", "busybox-static"])
+                         ["dpkg-query", "-W", "-f=${Package} ${Status}\n", "busybox-static"])
 
 
 class Missing(unittest.TestCase):
