@@ -2,8 +2,9 @@
 and of the last checkpoint (kbuild.Kernel(..., debug=True):
 scripts/debug.config on top of lab.config, two vCPUs), each running every
 lab the kernel has (gdb labs aside) and the ftracetest list in one boot,
-then the robustness tests (robust.start_all, graded by robust.grade_all),
-all beside the plain part of make check (DebugPart). "make check DEBUG=1"
+then the robustness tests (robust.start_kernel as soon as each is built,
+graded by robust.grade_all), all beside the plain part of make check
+(DebugPart). "make check DEBUG=1"
 does it for every checkpoint."""
 
 from . import labrun, robust, series, ui
@@ -55,7 +56,7 @@ class DebugPart:
         self.lanes = robust.Lanes(width=1)
         self.built = {}         # kernel -> (kbuild.Kernel or None, build verdict words)
         self.booted = []        # (kbuild.Kernel, Future of boot_labs), upstream first
-        self.runs = None        # robust.start_all's futures
+        self.runs = {}          # kernel -> robust.start_kernel's futures
 
     def wants(self, kernel):
         return kernel in self.kernels
@@ -71,11 +72,14 @@ class DebugPart:
             return
         self.built[kernel] = (k, f"({t})")
         self.booted.append((k, self.lanes.submit(boot_labs, self.session, k)))
-        up, last = self.built.get("upstream", (None,))[0], self.built.get(self.last, (None,))[0]
-        if self.runs is None and up is not None and last is not None:
-            robust.announce(self.seed, robust.HOSTILE_WRITES)
-            self.runs = robust.start_all(self.session, [up, last], self.seed,
-                                         robust.HOSTILE_WRITES, self.lanes)
+        # The robustness tests of each kernel queue as soon as it is built:
+        # upstream's then fill the lane while the plain checkpoints build.
+        if kernel in ("upstream", self.last):
+            if not self.runs:
+                robust.announce(self.seed, robust.HOSTILE_WRITES)
+            self.runs[kernel] = robust.start_kernel(self.session, k, self.seed,
+                                                    robust.HOSTILE_WRITES, self.lanes,
+                                                    stress=kernel == self.last)
 
     def finish(self, tally):
         """Build what no plain pass built, open the second lane, wait for
@@ -97,8 +101,9 @@ class DebugPart:
             alike = {}
             for k, fut in sorted(self.booted, key=lambda b: b[0].kernel != "upstream"):
                 grade_labs(k, fut.result(), tally, alike)
-            if self.runs is not None:
-                robust.grade_all([self.built["upstream"][0], self.built[self.last][0]],
-                                 self.runs, tally)
+            both = ["upstream", self.last]
+            if all(which in self.runs for which in both):
+                robust.grade_all([self.built[which][0] for which in both],
+                                 [self.runs[which] for which in both], tally)
             elif self.kernels:
                 tally.record(False, "robustness tests: a debug kernel they need did not build")

@@ -7,6 +7,7 @@ import glob
 import os
 import shutil
 import subprocess
+import threading
 
 from . import docexamples, ftmatrix, series
 from .errors import HarnessError
@@ -51,11 +52,20 @@ class CpioList:
 
 
 def gen_init_cpio(build_dir):
-    """The kernel's usr/gen_init_cpio from any built object folder."""
+    """The kernel's usr/gen_init_cpio, copied out of a built object folder
+    the first time it is needed (build/gen_init_cpio): make check starts
+    debug guests while the next checkpoint's object folder is being made,
+    and a tool run from there could be half copied."""
+    kept = os.path.join(build_dir, "gen_init_cpio")
+    if os.path.exists(kept):
+        return kept
     found = sorted(glob.glob(os.path.join(build_dir, "obj", "*", "usr", "gen_init_cpio")))
     if not found:
         raise HarnessError("no usr/gen_init_cpio in build/obj/*: build a kernel first")
-    return found[0]
+    part = f"{kept}.{os.getpid()}.{threading.get_ident()}"   # two lanes may race here
+    shutil.copy2(found[0], part)
+    os.replace(part, kept)
+    return kept
 
 
 def write(entries, out, tool):

@@ -368,36 +368,51 @@ class Lanes:
         self._pool.shutdown(wait=True)
 
 
-def start_all(session, kernels, seed, count, pool):
-    """Submit every robustness test of 'kernels' ([upstream, N] or
-    [upstream]) to the pool (Lanes), longest first; returns the futures."""
-    runs = {"hostile": [pool.submit(run_hostile, session, k, seed, count) for k in kernels]}
-    runs["stress"] = [pool.submit(run_stress, session, kernels[-1])]
-    runs["perms"] = [pool.submit(run_perms, session, k) for k in kernels]
-    runs["modules"] = [pool.submit(run_module, session, k) for k in kernels if k.debug]
+def start_kernel(session, k, seed, count, pool, stress=False):
+    """Submit the robustness tests of one kernel to the pool (Lanes),
+    longest first; returns {test: Future}. The stress test runs on the
+    kernel under test only; the module test needs a debug kernel."""
+    runs = {"hostile": pool.submit(run_hostile, session, k, seed, count)}
+    if stress:
+        runs["stress"] = pool.submit(run_stress, session, k)
+    runs["perms"] = pool.submit(run_perms, session, k)
+    if k.debug:
+        runs["modules"] = pool.submit(run_module, session, k)
     return runs
 
 
+def start_all(session, kernels, seed, count, pool):
+    """start_kernel for each of 'kernels' ([upstream, N] or [upstream]),
+    the stress test on the last; returns their futures in that order."""
+    return [start_kernel(session, k, seed, count, pool, stress=k is kernels[-1])
+            for k in kernels]
+
+
 def grade_all(kernels, runs, tally):
-    """Grade what start_all started, in a fixed order, each kernel after
-    upstream's run of the same test (its reference)."""
+    """Grade what start_kernel started for each of 'kernels' (runs, in the
+    same order), test by test, each kernel after upstream's run of the
+    same test (its reference)."""
     ref = None
-    for k, fut in zip(kernels, runs["hostile"]):
-        rounds, run, res = fut.result()
+    for k, r in zip(kernels, runs):
+        rounds, run, res = r["hostile"].result()
         grade_hostile(rounds, run, res, k, tally, reference=ref)
         if k.kernel == "upstream" and run.ok:
             ref = ("upstream", res)
     ref = None
-    for k, fut in zip(kernels, runs["perms"]):
-        run, p = fut.result()
+    for k, r in zip(kernels, runs):
+        run, p = r["perms"].result()
         grade_perms(run, p, k, tally, reference=ref)
         if k.kernel == "upstream" and run.ok:
             ref = ("upstream", p)
-    run, r = runs["stress"][0].result()
-    grade_stress(run, r, kernels[-1], tally, kernels[-1].smp)
+    for k, r in zip(kernels, runs):
+        if "stress" in r:
+            run, result = r["stress"].result()
+            grade_stress(run, result, k, tally, k.smp)
     ref = None
-    for k, fut in zip([k for k in kernels if k.debug], runs["modules"]):
-        run, (steps, done) = fut.result()
+    for k, r in zip(kernels, runs):
+        if "modules" not in r:
+            continue
+        run, (steps, done) = r["modules"].result()
         if not run.ok:
             tally.record(False, f"module lifetime [{k.name}]: guest run", run.status)
             ui.block(run.explain())

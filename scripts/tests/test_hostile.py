@@ -1,10 +1,12 @@
+import contextlib
+import io
 import os
 import random
 import shutil
 import subprocess
 import unittest
 
-from labkit import hostile, robust
+from labkit import hostile, robust, series
 
 
 class Generator(unittest.TestCase):
@@ -351,3 +353,70 @@ class CountsThatFire(unittest.TestCase):
         # a count written negative keeps counting down as schedule fires
         self.assertEqual(hostile.normalise(["schedule:stacktrace:count=-287"]),
                          hostile.normalise(["schedule:stacktrace:count=-211"]))
+
+
+class Start(unittest.TestCase):
+    """Which robustness runs each kernel queues (robust.start_kernel)."""
+
+    class Pool:
+        def __init__(self):
+            self.queued = []
+
+        def submit(self, fn, session, k, *args):
+            self.queued.append((fn.__name__, k.name))
+            return (fn.__name__, k.name)
+
+    class Kernel:
+        def __init__(self, name, debug):
+            self.name, self.debug = name, debug
+            self.kernel = name.split("-")[0]
+
+    def test_each_kernel_queues_its_own_runs_stress_on_the_last(self):
+        pool = self.Pool()
+        up, cp7 = self.Kernel("upstream-debug", True), self.Kernel("cp7-debug", True)
+        runs = robust.start_all(None, [up, cp7], 1, 10, pool)
+        self.assertEqual([sorted(r) for r in runs],
+                         [["hostile", "modules", "perms"], ["hostile", "modules", "perms", "stress"]])
+        self.assertEqual(pool.queued[0], ("run_hostile", "upstream-debug"))
+
+    def test_plain_kernels_have_no_module_test(self):
+        pool = self.Pool()
+        runs = robust.start_all(None, [self.Kernel("upstream", False)], 1, 10, pool)
+        self.assertEqual(sorted(runs[0]), ["hostile", "perms", "stress"])
+
+
+class DebugPartOrder(unittest.TestCase):
+    """make check's debug part queues each debug kernel's robustness runs
+    as soon as that kernel is built, and grades both at the end."""
+
+    def test_runs_start_per_kernel_and_are_graded_together(self):
+        from unittest import mock
+        from labkit import debug, ui
+
+        class Session:
+            def kernel(self, which, debug=False):
+                k = Start.Kernel(f"{series.kernel_name(which).replace(' ', '')}-debug", True)
+                k.kernel, k.label = which, f"{which} (debug)"
+                return k
+
+        started, graded = [], []
+
+        def start_kernel(session, k, seed, count, pool, stress=False):
+            started.append((k.kernel, stress))
+            return {"hostile": k.kernel}
+
+        last = series.last_checkpoint()
+        with mock.patch.object(debug, "boot_labs", lambda s, k: None), \
+                mock.patch.object(debug, "grade_labs", lambda *a: None), \
+                mock.patch.object(debug.robust, "announce", lambda *a: None), \
+                mock.patch.object(debug.robust, "start_kernel", start_kernel), \
+                mock.patch.object(debug.robust, "grade_all",
+                                  lambda ks, runs, tally: graded.append([r["hostile"] for r in runs])):
+            part = debug.DebugPart(Session())
+            part.build_beside("upstream")
+            self.assertEqual(started, [("upstream", False)])
+            part.build_beside(last)
+            self.assertEqual(started, [("upstream", False), (last, True)])
+            with contextlib.redirect_stdout(io.StringIO()):   # the tally prints verdicts
+                part.finish(ui.Tally())
+        self.assertEqual(graded, [["upstream", last]])
