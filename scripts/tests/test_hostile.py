@@ -354,6 +354,15 @@ class CountsThatFire(unittest.TestCase):
         self.assertEqual(hostile.normalise(["schedule:stacktrace:count=-287"]),
                          hostile.normalise(["schedule:stacktrace:count=-211"]))
 
+    def test_a_trigger_on_the_fork_event_is_named_by_its_file(self):
+        # seen in make check: upstream's traceon:count=6, checkpoint 7's 5
+        fork = "events/sched/sched_process_fork/trigger"
+        self.assertEqual(hostile.normalise(["traceon:count=6"], fork),
+                         hostile.normalise(["traceon:count=5"], fork))
+        quiet = "events/sched/sched_kthread_stop/trigger"
+        self.assertNotEqual(hostile.normalise(["traceon:count=6"], quiet),
+                            hostile.normalise(["traceon:count=5"], quiet))
+
 
 class Start(unittest.TestCase):
     """Which robustness runs each kernel queues (robust.start_kernel)."""
