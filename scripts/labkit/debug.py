@@ -4,8 +4,7 @@ scripts/debug.config on top of lab.config, two vCPUs), each running every
 lab the kernel has (gdb labs aside) and the ftracetest list in one boot,
 then the robustness tests (robust.start_kernel as soon as each is built,
 graded by robust.grade_all), all beside the plain part of make check
-(DebugPart). "make check DEBUG=1"
-does it for every checkpoint."""
+(DebugPart). "make check DEBUG=1" does it for every checkpoint."""
 
 from . import labrun, robust, series, ui
 from .errors import HarnessError
