@@ -149,21 +149,32 @@ class Tree:
         patches = cp.patches()
         ui.step(f"applying checkpoint {number} ({cp.name}): {len(patches)} patch(es)")
         self.git("checkout", "-q", "-B", cp.branch, parent)
-        for patch in patches:
-            r = subprocess.run(["git", "-C", self.path, "am", "-q", "--3way", patch],
-                               capture_output=True, text=True)
-            if r.returncode != 0:
-                subprocess.run(["git", "-C", self.path, "am", "--abort"], capture_output=True)
-                self.git("checkout", "-q", "upstream")
-                self.git("branch", "-D", cp.branch, check=False)
-                raise TreeError(
-                    f"patch {os.path.relpath(patch, series.ROOT)} does not apply.\n"
-                    f"{(r.stdout + r.stderr).strip()}\n"
-                    f"The series was made for {source.PACKAGE} {series.base_version()}; "
-                    f"this tree is {self.version or 'another version'}.\n"
-                    "What to do: let the harness fetch the version in patches/BASE (it needs "
-                    "the Debian archive), or move the series to this version with "
-                    "'make rebase BASE=VERSION' (doc/harness.adoc, \"Moving to a new Debian "
-                    "version\").")
+        # One "git am" for all of them: each run reads and writes the whole
+        # index (every file of the tree), a second a patch when run one by one.
+        r = subprocess.run(["git", "-C", self.path, "am", "-q", "--3way"] + patches,
+                           capture_output=True, text=True)
+        if r.returncode != 0:
+            patch = patches[self._am_stopped_at(len(patches))]
+            subprocess.run(["git", "-C", self.path, "am", "--abort"], capture_output=True)
+            self.git("checkout", "-q", "upstream")
+            self.git("branch", "-D", cp.branch, check=False)
+            raise TreeError(
+                f"patch {os.path.relpath(patch, series.ROOT)} does not apply.\n"
+                f"{(r.stdout + r.stderr).strip()}\n"
+                f"The series was made for {source.PACKAGE} {series.base_version()}; "
+                f"this tree is {self.version or 'another version'}.\n"
+                "What to do: let the harness fetch the version in patches/BASE (it needs "
+                "the Debian archive), or move the series to this version with "
+                "'make rebase BASE=VERSION' (doc/harness.adoc, \"Moving to a new Debian "
+                "version\").")
         self.git("config", key, digest)
         return cp.branch
+
+    def _am_stopped_at(self, count):
+        """Index (0-based) of the patch a failed "git am" stopped at: its
+        state folder numbers the patches from 1 in the file "next"."""
+        try:
+            with open(os.path.join(self.path, ".git", "rebase-apply", "next")) as f:
+                return min(max(int(f.read()) - 1, 0), count - 1)
+        except (OSError, ValueError):
+            return 0

@@ -87,6 +87,66 @@ class TreeClean(unittest.TestCase):
         shutil.rmtree(src)
 
 
+class FailedPatch(unittest.TestCase):
+    """A checkpoint's patches go to one "git am"; when one does not apply,
+    the error must name that one, not the first."""
+
+    def test_the_patch_git_am_stopped_at(self):
+        import glob
+        import os
+        import shutil
+        import subprocess
+        import tempfile
+        src = tempfile.mkdtemp()
+        out = os.path.join(src, "patches")
+        git = ["git", "-C", src, "-c", "user.name=t", "-c", "user.email=t@t"]
+        subprocess.run(git + ["init", "-q"], check=True)
+        with open(os.path.join(src, "f"), "w") as f:
+            f.write("a\nb\n")
+        subprocess.run(git + ["add", "f"], check=True)
+        subprocess.run(git + ["commit", "-q", "-m", "base"], check=True)
+        for line in ("one", "two", "three"):
+            with open(os.path.join(src, "f"), "a") as f:
+                f.write(line + "\n")
+            subprocess.run(git + ["commit", "-q", "-am", line], check=True)
+        subprocess.run(git + ["format-patch", "-q", "-3", "-o", out, "HEAD"], check=True)
+        subprocess.run(git + ["reset", "-q", "--hard", "HEAD~3"], check=True)
+        patches = sorted(glob.glob(os.path.join(out, "*.patch")))
+        with open(patches[1]) as f:
+            text = f.read().replace(" one\n", " nowhere\n")
+        with open(patches[1], "w") as f:
+            f.write(text)
+        r = subprocess.run(git + ["am", "-q"] + patches, capture_output=True)
+        t = tree.Tree(src)
+        t.path = src
+        self.assertNotEqual(r.returncode, 0)
+        self.assertEqual(t._am_stopped_at(len(patches)), 1)
+        subprocess.run(git + ["am", "--abort"], capture_output=True)
+        self.assertEqual(t._am_stopped_at(len(patches)), 0)    # no state: the first
+        shutil.rmtree(src)
+
+
+class DebugInfo(unittest.TestCase):
+    """Full debug info only where gdb reads structures and variables."""
+
+    def test_the_flag_names_every_full_debug_folder(self):
+        for folder in ("kernel", "fs", "mm", "init"):
+            self.assertIn(folder + "/%", kbuild.DEBUG_INFO_FLAGS)
+        self.assertTrue(kbuild.DEBUG_INFO_FLAGS.startswith("--eval=%.o: KBUILD_CFLAGS += "))
+        self.assertTrue(kbuild.DEBUG_INFO_FLAGS.endswith(",$@),,-g1)"))
+
+    def test_the_stamp_changes_with_the_flags(self):
+        k = kbuild.Kernel("/b", 1)
+        k.config_digest = lambda: "cfg"
+        before = k.stamp_text("abc")
+        saved = kbuild.DEBUG_INFO_FLAGS
+        try:
+            kbuild.DEBUG_INFO_FLAGS = saved.replace(",$@", " lib/%,$@")
+            self.assertNotEqual(k.stamp_text("abc"), before)
+        finally:
+            kbuild.DEBUG_INFO_FLAGS = saved
+
+
 class DebugVariant(unittest.TestCase):
     """make lab N DEBUG=1 and make check's debug part: the same checkpoint
     with scripts/debug.config, in a folder of its own, two vCPUs."""
