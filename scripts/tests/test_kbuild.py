@@ -63,20 +63,28 @@ class UpToDate(unittest.TestCase):
         self.assertFalse(self.k.up_to_date("abc"))
 
 
+def git_repo(name, text):
+    """A new git repository in a temporary folder with one file committed:
+    (folder, git command prefix)."""
+    import os
+    import subprocess
+    import tempfile
+    src = tempfile.mkdtemp()
+    git = ["git", "-C", src, "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run(git + ["init", "-q"], check=True)
+    with open(os.path.join(src, name), "w") as f:
+        f.write(text)
+    subprocess.run(git + ["add", name], check=True)
+    subprocess.run(git + ["commit", "-q", "-m", name], check=True)
+    return src, git
+
+
 class TreeClean(unittest.TestCase):
     """What the stamp trusts: git's view of the tree."""
 
     def test_clean_and_dirty(self):
         import os
-        import subprocess
-        import tempfile
-        src = tempfile.mkdtemp()
-        git = ["git", "-C", src, "-c", "user.name=t", "-c", "user.email=t@t"]
-        subprocess.run(git + ["init", "-q"], check=True)
-        with open(os.path.join(src, "a.c"), "w") as f:
-            f.write("int a;\n")
-        subprocess.run(git + ["add", "a.c"], check=True)
-        subprocess.run(git + ["commit", "-q", "-m", "a"], check=True)
+        src, _git = git_repo("a.c", "int a;\n")
         self.assertTrue(tree.changes(src) == "")
         open(os.path.join(src, "new.c"), "w").close()      # untracked: make ignores it
         self.assertTrue(tree.changes(src) == "")
@@ -96,15 +104,8 @@ class FailedPatch(unittest.TestCase):
         import os
         import shutil
         import subprocess
-        import tempfile
-        src = tempfile.mkdtemp()
+        src, git = git_repo("f", "a\nb\n")
         out = os.path.join(src, "patches")
-        git = ["git", "-C", src, "-c", "user.name=t", "-c", "user.email=t@t"]
-        subprocess.run(git + ["init", "-q"], check=True)
-        with open(os.path.join(src, "f"), "w") as f:
-            f.write("a\nb\n")
-        subprocess.run(git + ["add", "f"], check=True)
-        subprocess.run(git + ["commit", "-q", "-m", "base"], check=True)
         for line in ("one", "two", "three"):
             with open(os.path.join(src, "f"), "a") as f:
                 f.write(line + "\n")
