@@ -20,20 +20,23 @@ CONFIG_FRAGMENT = os.path.join(series.ROOT, "scripts", "lab.config")
 # The debug variant (issue 13): merged after lab.config, see its comments.
 DEBUG_FRAGMENT = os.path.join(series.ROOT, "scripts", "debug.config")
 
-# Full debug info (types, variables, inlined calls) only where the labs
-# and the gdb helpers look: kernel/ (the tracing code and every structure
-# the labs read), and fs/, mm/ and init/, the core a backtrace from a
-# system call goes through. Every other object (arch/, drivers/, lib/ ...:
-# more than half of a lab kernel) gets -g1: function names and line
-# tables, enough for a backtrace or a breakpoint there, for about a tenth
-# less compiler time per object.
-FULL_DEBUG_INFO = ("kernel", "fs", "mm", "init")
-# A pattern-specific variable, given to every sub-make of kbuild by make's
-# --eval: kbuild sees the flag in the objects' command lines (and rebuilds
-# them when this list changes), and the objects of the folders above keep
-# their compiler arguments, and so their ccache entries.
-DEBUG_INFO_FLAGS = ("--eval=%.o: KBUILD_CFLAGS += $(if $(filter "
-                    + " ".join(d + "/%" for d in FULL_DEBUG_INFO) + ",$@),,-g1)")
+# Full debug info (types, variables, arguments) only in kernel/: the
+# tracing code and every structure the labs read (and what lx-ps,
+# lx-dmesg and lx-lsmod read; lx-mounts needs fs/'s private struct mount,
+# and does not work). Every other object (arch/, drivers/, fs/, lib/, mm/
+# ...: three quarters of a lab kernel) gets -g1: functions, inlined calls
+# and line tables, enough for a backtrace through it or a breakpoint in
+# it, for about a tenth less compiler time per object.
+FULL_DEBUG_INFO = ("kernel",)
+# Two pattern-specific variables, given to every sub-make of kbuild by
+# make's --eval, so that kbuild sees the flags in the objects' command
+# lines (and rebuilds them when this list changes). Every object gets -g1;
+# those in the folders above get -g after it (make applies the pattern
+# with the shorter stem last), and the last -g option wins. (Plain text only: a
+# "$@" in the value is expanded before kbuild sets it.)
+DEBUG_INFO_FLAGS = ["--eval=%.o: KBUILD_CFLAGS += -g1",
+                    "--eval=" + " ".join(d + "/%.o" for d in FULL_DEBUG_INFO)
+                    + ": KBUILD_CFLAGS += -g"]
 
 
 class BuildError(HarnessError):
@@ -132,7 +135,7 @@ class Kernel:
         env.setdefault("KBUILD_BUILD_HOST", "ftrace-labs")
         cc = "ccache gcc" if shutil.which("ccache") else "gcc"
         cmd = ["make", "-C", src, f"O={self.obj}", "ARCH=x86_64", f"CC={cc}",
-               DEBUG_INFO_FLAGS, f"-j{(os.cpu_count() or 2) + 1}"] + list(targets)
+               *DEBUG_INFO_FLAGS, f"-j{(os.cpu_count() or 2) + 1}"] + list(targets)
         out = open(log, "a") if log else subprocess.DEVNULL
         try:
             return subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env)
@@ -211,7 +214,7 @@ class Kernel:
     def stamp_text(self, commit):
         """What the stamp of a build from this commit, configuration and
         compiler flags says."""
-        flags = hashlib.sha256(DEBUG_INFO_FLAGS.encode()).hexdigest()[:12]
+        flags = hashlib.sha256(" ".join(DEBUG_INFO_FLAGS).encode()).hexdigest()[:12]
         return f"{commit} {self.config_digest()} {flags}"
 
     def up_to_date(self, commit):

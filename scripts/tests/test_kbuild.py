@@ -130,11 +130,11 @@ class FailedPatch(unittest.TestCase):
 class DebugInfo(unittest.TestCase):
     """Full debug info only where gdb reads structures and variables."""
 
-    def test_the_flag_names_every_full_debug_folder(self):
-        for folder in ("kernel", "fs", "mm", "init"):
-            self.assertIn(folder + "/%", kbuild.DEBUG_INFO_FLAGS)
-        self.assertTrue(kbuild.DEBUG_INFO_FLAGS.startswith("--eval=%.o: KBUILD_CFLAGS += "))
-        self.assertTrue(kbuild.DEBUG_INFO_FLAGS.endswith(",$@),,-g1)"))
+    def test_every_object_gets_g1_and_the_full_debug_folders_g_after_it(self):
+        every, full = kbuild.DEBUG_INFO_FLAGS
+        self.assertEqual(every, "--eval=%.o: KBUILD_CFLAGS += -g1")
+        self.assertEqual(full, "--eval=kernel/%.o: KBUILD_CFLAGS += -g")
+        self.assertNotIn("$", every + full)    # expanded too early in kbuild's sub-makes
 
     def test_the_stamp_changes_with_the_flags(self):
         k = kbuild.Kernel("/b", 1)
@@ -142,7 +142,7 @@ class DebugInfo(unittest.TestCase):
         before = k.stamp_text("abc")
         saved = kbuild.DEBUG_INFO_FLAGS
         try:
-            kbuild.DEBUG_INFO_FLAGS = saved.replace(",$@", " lib/%,$@")
+            kbuild.DEBUG_INFO_FLAGS = saved[:1]
             self.assertNotEqual(k.stamp_text("abc"), before)
         finally:
             kbuild.DEBUG_INFO_FLAGS = saved
