@@ -133,6 +133,9 @@ def kernel_pass(session, kernel, tally, reference, beside=None):
         ui.block(str(e).splitlines())
         return None, None
     tally.record(True, f"build {k.label}")
+    problems = k.debug_info_problems()
+    tally.record(not problems, f"debug info [{k.name}]: full in kernel/, -g1 elsewhere",
+                 "; ".join(problems))
     helper = None
     if beside is not None:
         helper = threading.Thread(target=beside, args=(kernel,), daemon=True)

@@ -256,6 +256,26 @@ class Kernel:
             f.write(self.stamp_text(commit) if commit and tree.changes(src) == "" else "")
         ui.info(f"{self.label} built in {timer}")
 
+    def debug_info_problems(self):
+        """What a built kernel shows of DEBUG_INFO_FLAGS: the last -g option
+        on the recorded command line of one object in kernel/ (full) and
+        one outside it (-g1). A list of disagreements; empty is right."""
+        want = {"kernel/trace/trace.o": "-g", "arch/x86/kernel/setup.o": "-g1"}
+        problems = []
+        for obj, level in want.items():
+            folder, name = os.path.split(obj)
+            try:
+                with open(os.path.join(self.obj, folder, f".{name}.cmd")) as f:
+                    line = f.readline()
+            except OSError:
+                problems.append(f"{obj}: no command line recorded")
+                continue
+            got = re.findall(r"(?<=\s)-g\d?(?=\s)", line)
+            if (got[-1] if got else None) != level:
+                problems.append(f"{obj}: compiled with {' '.join(got) or 'no -g'}, "
+                                f"the last should be {level}")
+        return problems
+
     def modules(self):
         """{path in the guest: host file} of the modules the robustness
         tests load (the debug variant builds samples/trace_events)."""

@@ -148,6 +148,47 @@ class DebugInfo(unittest.TestCase):
             kbuild.DEBUG_INFO_FLAGS = saved
 
 
+class DebugInfoOfABuild(unittest.TestCase):
+    """make check reads the flags back from a built kernel's records: the
+    first attempt at DEBUG_INFO_FLAGS left kernel/ with -g1 last."""
+
+    def setUp(self):
+        import os
+        import tempfile
+        self.dir = tempfile.mkdtemp()
+        self.k = kbuild.Kernel(self.dir, 1)
+        for folder in ("kernel/trace", "arch/x86/kernel"):
+            os.makedirs(os.path.join(self.k.obj, folder))
+
+    def tearDown(self):
+        import shutil
+        shutil.rmtree(self.dir)
+
+    def record(self, obj, flags):
+        import os
+        folder, name = os.path.split(obj)
+        with open(os.path.join(self.k.obj, folder, f".{name}.cmd"), "w") as f:
+            f.write(f"cmd_{obj} := ccache gcc -O2 -g {flags} -I x -c -o {obj} x.c\n")
+
+    def test_right(self):
+        self.record("kernel/trace/trace.o", "-g1 -g1 -g")
+        self.record("arch/x86/kernel/setup.o", "-g1 -g1")
+        self.assertEqual(self.k.debug_info_problems(), [])
+
+    def test_kernel_left_with_g1_is_named(self):
+        self.record("kernel/trace/trace.o", "-g1")
+        self.record("arch/x86/kernel/setup.o", "-g1")
+        problems = self.k.debug_info_problems()
+        self.assertEqual(len(problems), 1)
+        self.assertIn("kernel/trace/trace.o", problems[0])
+
+    def test_flags_not_applied_and_no_record(self):
+        self.record("arch/x86/kernel/setup.o", "")
+        problems = self.k.debug_info_problems()
+        self.assertEqual(len(problems), 2)
+        self.assertTrue(any("no command line" in p for p in problems))
+
+
 class DebugVariant(unittest.TestCase):
     """make lab N DEBUG=1 and make check's debug part: the same checkpoint
     with scripts/debug.config, in a folder of its own, two vCPUs."""
