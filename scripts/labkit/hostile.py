@@ -37,6 +37,16 @@ Which files get which strings, and why some strings are never written:
         echo schedule:traceoff:5 >> set_ftrace_filter
         echo schedule:mod:x >> set_ftrace_filter
         cat set_ftrace_filter     # no "schedule:traceoff:count=..." line
+  - No "tai" clock: its values are nanoseconds since 1970 (about 2^60),
+    the others' count from boot. tracing_set_clock() gives the ring
+    buffer the new clock first and resets the buffers after; an event
+    recorded on the other CPU in between is stamped by the new clock
+    right after one stamped by the old, and a jump over 2^59 makes 6.1
+    WARN ("Delta way too big!", rb_check_timestamp() in ring_buffer.c).
+    Unmodified upstream 6.1 (debug) WARNs within 150 switches between
+    uptime and tai with sched events on; the probes on schedule keep
+    events coming here. basic3.tc and the conformance corpus still set
+    tai, with nothing recording.
 """
 
 import fnmatch
@@ -65,8 +75,8 @@ TRIGGER_CMDS = ["traceon", "traceoff", "stacktrace", "snapshot", "enable_event",
 # one may remove the other (their trigger types or probe_ops are shared).
 FAMILY = {"traceon": "onoff", "traceoff": "onoff", "enable_event": "event",
           "disable_event": "event"}
-CLOCKS = ["local", "global", "counter", "uptime", "perf", "mono", "mono_raw", "boot", "tai",
-          "x86-tsc"]
+# every clock of 6.1 but "tai" (see above)
+CLOCKS = ["local", "global", "counter", "uptime", "perf", "mono", "mono_raw", "boot", "x86-tsc"]
 OPTIONS = ["print-parent", "sym-offset", "sym-addr", "verbose", "raw", "hex", "bin", "block",
            "annotate", "userstacktrace", "sym-userobj", "context-info", "latency-format",
            "record-cmd", "record-tgid", "overwrite", "irq-info", "markers", "event-fork",
@@ -255,6 +265,8 @@ def defuse(file, data):
     if file in ("F", "N"):
         data = re.sub(rb"(^|[\s])!!+", rb"\1!", data)
         data = data.replace(b":mod", b":m0d")
+    if file == "C" and data.strip() == b"tai":     # the clock strips the name
+        data = data.replace(b"tai", b"taj")
     return data
 
 

@@ -42,6 +42,14 @@ class Generator(unittest.TestCase):
                     self.assertNotRegex(data, rb"(^|[\s])!!")
                     self.assertNotIn(b":mod", data)
 
+    def test_the_tai_clock_is_never_selected(self):
+        for _kind, ops in hostile.generate(202612040834):
+            for op in ops:
+                if op.file == "C":
+                    self.assertNotEqual(b"".join(op.pieces).strip(), b"tai")
+        self.assertEqual(hostile.defuse("C", b" tai\n"), b" taj\n")
+        self.assertEqual(hostile.defuse("C", b"tai2\n"), b"tai2\n")
+
     def test_no_dump_probe_on_a_hot_function(self):
         for _kind, ops in hostile.generate(9):
             for op in ops:
