@@ -377,16 +377,39 @@ log_report() {
 
 # --- ftracetest, gdb mode, shell ------------------------------------------
 
-# run_ftracetest: each test of /lab/ftracetest.list on its own, in the
-# suite's order, so that the host can map every result line to its file.
-run_ftracetest() {
+# ftracetest_run NAME LIST: the tests named in the file LIST (paths under
+# test.d) in one run of the kernel's ftracetest, unmodified. A run has a
+# fixed cost (its set-up, the clean-up after the last test, the summary)
+# of seconds on a debug guest: one run per test paid it for every test.
+# ftracetest numbers its results [1], [2] ... in the order it runs the
+# tests: those of LIST in LIST's order, then, each in a new trace
+# instance, those with the "instance" flag (found with ftracetest's own
+# grep). The "ftracetest-case" lines tell the host which is which:
+#   @@ftlab ftracetest-case N TEST          TEST@instance for a second run
+#   @@ftlab ftracetest-begin NAME CASES
+#   ...ftracetest's output...
+#   @@ftlab ftracetest-end NAME rc=RC
+ftracetest_run() {
 	cd /lab/ftrace || return
-	for _t in $(cat /lab/ftracetest.list); do
-		ftlab ftracetest-begin "$_t"
-		./ftracetest -v "test.d/$_t" 2>&1
-		ftlab ftracetest-end "$_t" "rc=$?"
+	_n=0
+	for _t in $(cat "$2"); do
+		_n=$((_n + 1))
+		ftlab ftracetest-case "$_n" "$_t"
 	done
+	for _t in $(cat "$2"); do
+		grep -q "^#[ \t]*flags:.*instance" "test.d/$_t" || continue
+		_n=$((_n + 1))
+		ftlab ftracetest-case "$_n" "$_t@instance"
+	done
+	ftlab ftracetest-begin "$1" "$_n"
+	./ftracetest -v $(sed 's|^|test.d/|' "$2") 2>&1 < /dev/null
+	ftlab ftracetest-end "$1" "rc=$?"
 	cd /
+}
+
+# run_ftracetest: the tests of labs/ftracetest.matrix, in the suite's order.
+run_ftracetest() {
+	ftracetest_run matrix /lab/ftracetest.list
 }
 
 # run_gdb_lab NN[:ID]: under "make gdb", run lab NN's script once the debugger

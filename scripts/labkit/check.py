@@ -11,8 +11,9 @@
      (results as labs/ftracetest.matrix says) and the conformance corpus
      (labs/conformance: every case as on upstream, but the differences
      recorded for that checkpoint); on upstream and the last checkpoint
-     also the whole ftracetest suite (every test that passes on upstream
-     passes on the last checkpoint)
+     the whole ftracetest suite instead of the matrix list (every test that
+     passes on upstream passes on the last checkpoint; the matrix is
+     graded on the suite's results)
   5. the harness against real guests: a panicking guest fails fast, a hung
      guest times out, a broken expectation fails with a diff
   6. each lab's gdb script, unattended, on its own checkpoint, and every
@@ -28,7 +29,8 @@ import threading
 import time
 import unittest
 
-from . import conformance, docexamples, docs, gdbrun, grade, labrun, qemu, rebase, series, source, timing, ui
+from . import (conformance, docexamples, docs, gdbrun, grade, labrun, protocol, qemu, rebase, series,
+               source, timing, ui)
 from .errors import HarnessError
 
 
@@ -156,10 +158,12 @@ def run_kernel(session, k, kernel, tally, reference):
     # the kernel has
     labs = [cp for cp in cps if cp.has_lab and series.has_checkpoint(kernel, cp.number - 1)]
     plain = [cp for cp in labs if not cp.needs_gdb]
+    # the whole suite runs the matrix list's tests too: where it runs, the
+    # matrix is graded on its results instead of a second run of them
     whole_suite = kernel in ("upstream", last)
     plan = ([labrun.lab_item(cp.number) for cp in plain]
-            + ["ftracetest", docexamples.PLAN_ITEM, conformance.PLAN_ITEM]
-            + ([conformance.FTALL_ITEM] if whole_suite else []))
+            + [conformance.FTALL_ITEM if whole_suite else "ftracetest",
+               docexamples.PLAN_ITEM, conformance.PLAN_ITEM])
     run, report = session.boot(k, plan, f"check-{k.name}")
     if not labrun.grade_boot(run, tally, f"boot {k.label}"):
         return k, None
@@ -171,13 +175,13 @@ def run_kernel(session, k, kernel, tally, reference):
     corpus = conformance.load_corpus()
     if kernel == "upstream":
         reference.corpus = conformance.grade_reference(corpus, run, tally)
-        reference.ftracetest_all = conformance.parse_ftall(run.lines)
+        reference.ftracetest_all = protocol.ftracetest_results(report)
     elif reference.corpus is None:
         tally.record(False, f"conformance [{k.name}]: no upstream reference run to compare with")
     else:
         conformance.grade_checkpoint(corpus, kernel, run, reference.corpus, tally)
     if whole_suite and kernel != "upstream" and reference.ftracetest_all:
-        conformance.grade_ftall(reference.ftracetest_all, conformance.parse_ftall(run.lines),
+        conformance.grade_ftall(reference.ftracetest_all, protocol.ftracetest_results(report),
                                 conformance.load_exceptions(), kernel, tally, run.log)
     for cp in labs:
         if cp.needs_gdb:

@@ -14,9 +14,10 @@ with the same configuration:
     per checkpoint, so that a regression shows as an unexpected
     difference, and a fixed case as one to drop from the record.
   * the kernel's whole ftracetest suite (plan item "ftracetest-all",
-    labs/conformance/ftracetest-all.sh): every test that passes on 6.1
-    must pass on the checkpoint, unless labs/conformance/ftracetest-exceptions
-    says why not.
+    labs/conformance/ftracetest-all.sh; it replaces the matrix list's run
+    in that boot, as it runs those tests too): every test that passes on
+    6.1 must pass on the checkpoint, unless
+    labs/conformance/ftracetest-exceptions says why not.
 
 make check adds PLAN_ITEM (and, on upstream and the last checkpoint,
 FTALL_ITEM) to the one boot it makes of each kernel, and grades that boot
@@ -46,7 +47,7 @@ STATE_CASES = ("state-initial", "state-final")
 SKIPPED = ": skipped on upstream (it WARNs)"
 UPSTREAM_ERRNO = "Invalid argument"
 
-_MARK = re.compile(r"^@@ftlab (conf-begin|conf-end|conf-summary|ftall-begin|ftall-end)\s*(.*)$")
+_MARK = re.compile(r"^@@ftlab (conf-begin|conf-end|conf-summary)\s*(.*)$")
 _ID_RE = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 
 
@@ -423,39 +424,12 @@ def grade_checkpoint(corpus, kernel, run_, reference, tally, record=None):
 
 # --- the whole ftracetest suite ---------------------------------------------------
 
-_FT_RESULT = re.compile(r"^\[(\d+)\]\s+(.*?)\s*\[(PASS|FAIL|UNRESOLVED|UNTESTED|UNSUPPORTED|"
-                        r"XFAIL|UNDEFINED)\]\s*$")
-_ANSI = re.compile(r"\x1b\[[0-9;]*m")
-
-
-def parse_ftall(lines):
-    """{key: result} from an ftracetest-all run. The key is the test's path
-    under test.d, with "@instance" for its second run in an instance."""
-    results, current = {}, None
-    for line in lines:
-        clean = _ANSI.sub("", line).strip()
-        m = _MARK.match(clean)
-        if m:
-            word, arg = m.group(1), m.group(2).split()
-            if word == "ftall-begin":
-                current = arg[0] if arg else None
-            elif word == "ftall-end":
-                current = None
-            continue
-        if current is None:
-            continue
-        r = _FT_RESULT.match(clean)
-        if r:
-            key = current + ("@instance" if r.group(2).startswith("(instance)") else "")
-            results[key] = r.group(3)
-    return results
-
-
 def parse_exceptions(text):
     """{test: (until, reason)} from ftracetest-exceptions, one line per test:
-    "TEST UNTIL REASON...". TEST as in parse_ftall's keys; UNTIL is the
-    checkpoint that makes the test pass (the exception holds before it),
-    or "-" for an exception on every checkpoint (a flaky test)."""
+    "TEST UNTIL REASON...". TEST as in protocol.ftracetest_results's keys
+    ("@instance" for a test's second run); UNTIL is the checkpoint that
+    makes the test pass (the exception holds before it), or "-" for an
+    exception on every checkpoint (a flaky test)."""
     out = {}
     for n, line in series.data_lines(text):
         parts = line.split(None, 2)

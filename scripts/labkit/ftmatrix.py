@@ -7,14 +7,11 @@ flag reports twice (its second run in a new trace instance): both count.
 """
 
 import os
-import re
 
-from . import series
+from . import protocol, series
 
 MATRIX = os.path.join(series.LABS, "ftracetest.matrix")
-RESULTS = ("PASS", "FAIL", "UNRESOLVED", "UNTESTED", "UNSUPPORTED", "XFAIL", "UNDEFINED")
-_RESULT_RE = re.compile(r"^\[(\d+)\]\s+(.*?)\s*\[(" + "|".join(RESULTS) + r")\]\s*$")
-_ANSI_RE = re.compile(r"\x1b\[[0-9;]*m")
+RESULTS = protocol.FT_RESULTS
 
 
 class Row:
@@ -58,9 +55,5 @@ def load(path=MATRIX):
 
 def results(lines):
     """[(description, RESULT)] from ftracetest's output lines."""
-    found = []
-    for line in lines:
-        m = _RESULT_RE.match(_ANSI_RE.sub("", line).strip())
-        if m:
-            found.append((m.group(2), m.group(3)))
-    return found
+    found = [protocol.ft_result(line) for line in lines]
+    return [(desc, result) for _n, desc, result in filter(None, found)]

@@ -133,7 +133,7 @@ def grade_ftracetest(report, kernel, tally, log, name=None):
     for test in matrix.tests():
         row = matrix.row(test)
         want = row.expected(kernel)
-        lines, _rc = report.ftracetest.get(test, ([], None))
+        lines = report.ftracetest.get(test, []) + report.ftracetest.get(test + "@instance", [])
         got = ftmatrix.results(lines)
         title = f"ftracetest [{tag}] {test}: {want}"
         if not got:

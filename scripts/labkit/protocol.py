@@ -1,10 +1,20 @@
 """Read the guest's "@@ftlab" lines (written by initramfs/lib.sh) out of a
-console log: which labs ran, each check's output and exit code, and each
-ftracetest run's output."""
+console log: which labs ran, each check's output and exit code, and the
+output of each test of an ftracetest run."""
 
 import re
 
 _LINE = re.compile(r"^@@ftlab (\S+)\s*(.*)$")
+# ftracetest's result line: "[N] DESCRIPTION<tab>[RESULT]" (colours aside)
+FT_RESULTS = ("PASS", "FAIL", "UNRESOLVED", "UNTESTED", "UNSUPPORTED", "XFAIL", "UNDEFINED")
+FT_RESULT = re.compile(r"^\[(\d+)\]\s+(.*?)\s*\[(" + "|".join(FT_RESULTS) + r")\]\s*$")
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def ft_result(line):
+    """(case number, description, RESULT) of an ftracetest result line, or None."""
+    m = FT_RESULT.match(_ANSI.sub("", line).strip())
+    return (int(m.group(1)), m.group(2), m.group(3)) if m else None
 
 
 class Check:
@@ -32,21 +42,46 @@ class LabRun:
 class GuestReport:
     def __init__(self):
         self.labs = {}
-        self.ftracetest = {}        # test -> (lines, rc)
+        # test -> its lines of ftracetest's output: its result line, and
+        # the log ftracetest prints after it when it fails. "TEST@instance"
+        # is the test's second run, in a new trace instance.
+        self.ftracetest = {}
+        self.ftracetest_rc = {}     # run name (matrix, all) -> ftracetest's exit code
         self.errors = []            # "@@ftlab error TEXT": each fails the run
+
+
+class _FtracetestRun:
+    """One ftracetest run being read: which test each case number is (the
+    "ftracetest-case N TEST" lines before it) and whose output comes now.
+    ftracetest prints a test's result line when the test ends, and its log
+    after that line, so a line belongs to the last case that reported."""
+
+    def __init__(self, cases):
+        self.cases = cases
+        self.current = None
+
+    def take(self, report, line):
+        found = ft_result(line)
+        if found:
+            self.current = self.cases.get(found[0])
+            if self.current is None:    # the guest's numbering missed ftracetest's
+                report.errors.append(f"ftracetest reported a case [{found[0]}] that the guest"
+                                     f" did not list: {found[1]}")
+        if self.current is not None:
+            report.ftracetest.setdefault(self.current, []).append(line)
 
 
 def parse(lines):
     report = GuestReport()
     check = None
-    ft_test, ft_lines = None, []
+    ft_cases, ft_run = {}, None
     for line in lines:
         m = _LINE.match(line.strip())
         if not m:
             if check is not None:
                 check.output.append(line)
-            elif ft_test is not None:
-                ft_lines.append(line)
+            elif ft_run is not None:
+                ft_run.take(report, line)
             continue
         word, rest = m.group(1), m.group(2)
         args = rest.split()
@@ -65,11 +100,26 @@ def parse(lines):
             if check is not None:
                 check.rc = int(args[2].split("=", 1)[1])
             check = None
+        elif word == "ftracetest-case":
+            ft_cases[int(args[0])] = args[1]
         elif word == "ftracetest-begin":
-            ft_test, ft_lines = args[0], []
+            ft_run = _FtracetestRun(ft_cases)
         elif word == "ftracetest-end":
-            report.ftracetest[ft_test] = (ft_lines, int(args[1].split("=", 1)[1]))
-            ft_test = None
+            report.ftracetest_rc[args[0]] = int(args[1].split("=", 1)[1])
+            ft_cases, ft_run = {}, None
         elif word == "error":
             report.errors.append(rest)
     return report
+
+
+def ftracetest_results(report):
+    """{test: RESULT} of every test an ftracetest run reported on; keys as
+    in report.ftracetest."""
+    out = {}
+    for key, lines in report.ftracetest.items():
+        for line in lines:
+            found = ft_result(line)
+            if found:
+                out[key] = found[2]
+                break
+    return out

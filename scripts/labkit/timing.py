@@ -2,12 +2,15 @@
 (qemu.times_path: each line "SECONDS TEXT", seconds since QEMU started).
 
 The spans are those the guest marks: each lab (lab-begin .. lab-end) and
-each of its checks, each ftracetest test, each other plan item; "boot" is
-QEMU's start to the guest's first @@ftlab line, "end" the last marker to
-QEMU's last line (the kernel log, kmemleak's scan, power off)."""
+each of its checks, each ftracetest run and each test in it (from the
+result line before to its own), each other plan item; "boot" is QEMU's
+start to the guest's first @@ftlab line, "end" the last marker to QEMU's
+last line (the kernel log, kmemleak's scan, power off)."""
 
 import os
 import re
+
+from . import protocol
 
 _MARK = re.compile(r"^\s*(\d+\.\d+) @@ftlab (\S+)\s*(.*)$")
 _LINE = re.compile(r"^\s*(\d+\.\d+) ")
@@ -22,6 +25,7 @@ def spans(lines):
     """[(label, seconds)] in the order the spans began."""
     out, open_spans = [], {}
     first = last_mark = last = None
+    cases, case_start = {}, None    # the ftracetest run's cases, and when the current one began
     for line in lines:
         m = _LINE.match(line)
         if not m:
@@ -29,12 +33,22 @@ def spans(lines):
         last = float(m.group(1))
         mark = _MARK.match(line)
         if not mark:
+            result = protocol.ft_result(line[m.end():]) if case_start is not None else None
+            if result:
+                out.append((f"  ftracetest {cases.get(result[0], result[0])}", last - case_start))
+                case_start = last
             continue
         t, word, args = float(mark.group(1)), mark.group(2), mark.group(3).split()
         if first is None:
             first = t
             out.append(("boot", t))
         last_mark = t
+        if word == "ftracetest-case":
+            cases[int(args[0])] = args[1]
+        elif word == "ftracetest-begin":
+            case_start = t
+        elif word == "ftracetest-end":
+            cases, case_start = {}, None
         if word in SPANS:
             end, label = SPANS[word]
             open_spans[end] = (len(out), t)

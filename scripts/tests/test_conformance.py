@@ -240,22 +240,6 @@ class Record(unittest.TestCase):
 
 
 class FtracetestAll(unittest.TestCase):
-    LINES = ["@@ftlab ftall-begin 00basic/basic2.tc",
-             "=== Ftrace unit tests ===",
-             "[1] Basic test for tracers\t[PASS]",
-             "[2] (instance)  Basic test for tracers\t\x1b[31m[FAIL]\x1b[0m",
-             "# of passed:  1",
-             "@@ftlab ftall-end 00basic/basic2.tc rc=1",
-             "@@ftlab ftall-begin kprobe/a.tc",
-             "[1] Kprobe\t[UNSUPPORTED]",
-             "@@ftlab ftall-end kprobe/a.tc rc=0",
-             "[9] stray\t[PASS]"]
-
-    def test_parse(self):
-        self.assertEqual(conf.parse_ftall(self.LINES),
-                         {"00basic/basic2.tc": "PASS", "00basic/basic2.tc@instance": "FAIL",
-                          "kprobe/a.tc": "UNSUPPORTED"})
-
     def test_compare(self):
         up = {"a.tc": "PASS", "b.tc": "PASS", "c.tc": "FAIL", "d.tc": "PASS", "e.tc": "PASS"}
         got = {"a.tc": "PASS", "b.tc": "FAIL", "c.tc": "FAIL", "e.tc": "UNSUPPORTED"}

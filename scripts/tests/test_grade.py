@@ -79,14 +79,47 @@ class Protocol(unittest.TestCase):
                  "@@ftlab lab-end 01",
                  "@@ftlab lab-begin 02", "@@ftlab lab-unsupported 02 events/x/trigger",
                  "@@ftlab lab-end 02",
-                 "@@ftlab ftracetest-begin ftrace/a.tc", "[1] A test\t[PASS]",
-                 "@@ftlab ftracetest-end ftrace/a.tc rc=0", "@@ftlab done"]
+                 "@@ftlab ftracetest-case 1 ftrace/a.tc",
+                 "@@ftlab ftracetest-begin matrix 1", "=== Ftrace unit tests ===",
+                 "[1] A test\t[PASS]", "# of passed:  1",
+                 "@@ftlab ftracetest-end matrix rc=0", "@@ftlab done"]
         r = protocol.parse(lines)
         c = r.labs["01"].checks[0]
         self.assertEqual((c.id, c.kind, c.title, c.output, c.rc),
                          ("one", "check", "The first check", ["out 1", "out 2"], 0))
         self.assertEqual(r.labs["02"].unsupported, "events/x/trigger")
-        self.assertEqual(r.ftracetest["ftrace/a.tc"], (["[1] A test\t[PASS]"], 0))
+        self.assertEqual(r.ftracetest["ftrace/a.tc"], ["[1] A test\t[PASS]", "# of passed:  1"])
+        self.assertEqual(r.ftracetest_rc, {"matrix": 0})
+
+    FT_RUN = ["@@ftlab ftracetest-case 1 a.tc", "@@ftlab ftracetest-case 2 b.tc",
+              "@@ftlab ftracetest-case 3 a.tc@instance",
+              "@@ftlab ftracetest-begin all 3",
+              "=== Ftrace unit tests ===",
+              "[1] Test A\t[PASS]",
+              "[2] Test B\t\x1b[31m[FAIL]\x1b[0m", "+ echo the log of b", "kernel noise",
+              "[3] (instance) Test A\t[UNSUPPORTED]",
+              "# of passed:  1",
+              "@@ftlab ftracetest-end all rc=1",
+              "[9] stray\t[PASS]"]
+
+    def test_one_ftracetest_run_is_split_by_its_case_numbers(self):
+        r = protocol.parse(self.FT_RUN)
+        self.assertEqual(r.ftracetest["b.tc"],
+                         ["[2] Test B\t\x1b[31m[FAIL]\x1b[0m", "+ echo the log of b", "kernel noise"])
+        self.assertEqual(protocol.ftracetest_results(r),
+                         {"a.tc": "PASS", "b.tc": "FAIL", "a.tc@instance": "UNSUPPORTED"})
+        self.assertEqual(r.ftracetest_rc, {"all": 1})
+        self.assertEqual(r.errors, [])
+
+    def test_a_case_the_guest_did_not_list_is_an_error(self):
+        r = protocol.parse(self.FT_RUN[:1] + self.FT_RUN[3:])
+        self.assertEqual(len(r.errors), 2)      # [2] and [3]
+        self.assertIn("[2]", r.errors[0])
+
+    def test_a_run_cut_short_has_no_result_for_the_rest(self):
+        r = protocol.parse(self.FT_RUN[:6] + ["[2] Test B"])
+        self.assertEqual(protocol.ftracetest_results(r), {"a.tc": "PASS"})
+        self.assertEqual(r.ftracetest_rc, {})
 
     def test_unfinished_check_has_no_rc(self):
         r = protocol.parse(["@@ftlab lab-begin 01", "@@ftlab check-begin 01 x check T", "half"])

@@ -9,8 +9,13 @@ RUN = """    0.00 SeaBIOS (version 1.16.2-debian-1.16.2-1)
     2.30 schedule
     3.30 @@ftlab check-end 01 glob rc=0
     3.50 @@ftlab lab-end 01
-    3.60 @@ftlab ftracetest-begin 00basic/basic1.tc
-    5.60 @@ftlab ftracetest-end 00basic/basic1.tc rc=0
+    3.50 @@ftlab ftracetest-case 1 00basic/basic1.tc
+    3.50 @@ftlab ftracetest-case 2 00basic/basic1.tc@instance
+    3.60 @@ftlab ftracetest-begin matrix 2
+    3.70 === Ftrace unit tests ===
+    4.60 [1] Basic trace file check	[PASS]
+    5.10 [2] (instance) Basic trace file check	[PASS]
+    5.60 @@ftlab ftracetest-end matrix rc=0
     5.70 @@ftlab done
     6.70 reboot: Power down
 """
@@ -24,7 +29,9 @@ class Spans(unittest.TestCase):
         self.assertAlmostEqual(got["boot"], 2.10)
         self.assertAlmostEqual(got["lab 01"], 1.30)
         self.assertAlmostEqual(got["  check 01 glob"], 1.00)
-        self.assertAlmostEqual(got["ftracetest 00basic/basic1.tc"], 2.00)
+        self.assertAlmostEqual(got["ftracetest matrix"], 2.00)
+        self.assertAlmostEqual(got["  ftracetest 00basic/basic1.tc"], 1.00)
+        self.assertAlmostEqual(got["  ftracetest 00basic/basic1.tc@instance"], 0.50)
         self.assertAlmostEqual(got["end"], 1.00)
 
     def test_a_span_that_never_ended_is_left_out(self):
