@@ -193,8 +193,10 @@ def request_command(data):
     return data[len(REQUEST_PREFIX):].decode("utf-8", "replace").strip() or None
 
 
-FINISHED = "@@ftlab gdb-lab-finished"
+# The host name the guest takes when a gdb lab is over (lib.sh's
+# run_gdb_lab), before its last sync.
+FINISHED_HOSTNAME = "ftlab-finished"
 
 
-def lab_finished(console_text):
-    return FINISHED in console_text
+def lab_finished(hostname):
+    return hostname == FINISHED_HOSTNAME

@@ -9,7 +9,6 @@
 #   - unattended ($ft_batch = 1): gdb runs COMMAND and resumes the guest;
 #   - with a learner: gdb stops and shows COMMAND, to type (or change).
 
-import os
 
 import gdb
 
@@ -82,22 +81,30 @@ type.  The lab's gdb script starts this."""
         print(f"ft-serve: waiting for the lab's requests (a breakpoint in {HOOK})")
 
 
+def guest_hostname():
+    """The guest's host name, from the kernel's init_uts_ns. Its type
+    comes from kernel/'s full debug info: init/version.o, which defines
+    it, is built with -g1 (no types)."""
+    uts = utils.struct_type("uts_namespace")
+    if uts is None:
+        return ""
+    addr = int(gdb.parse_and_eval("(unsigned long)&init_uts_ns"))
+    return gdb.Value(addr).cast(uts.pointer()).dereference()["name"]["nodename"].string()
+
+
 class LabFinished(gdb.Function):
     """$_ft_lab_finished() - 1 once the guest has said its lab is over.
 
 The unattended runs end at the guest's last "sync" (ksys_sync), but a lab
-may call sync too; this condition tells the two apart by reading the
-guest's console log ($FTLAB_CONSOLE_LOG) for "@@ftlab gdb-lab-finished"."""
+may call sync too. Before that last sync the guest renames itself
+"ftlab-finished" (hostname): this reads the name in the guest's memory,
+set before the sync begins, so no timing is involved."""
 
     def __init__(self):
         super().__init__("_ft_lab_finished")
 
     def invoke(self):
-        path = os.environ.get("FTLAB_CONSOLE_LOG")
-        if not path or not os.path.exists(path):
-            return 0
-        with open(path, errors="replace") as f:
-            return int(decode.lab_finished(f.read()))
+        return int(decode.lab_finished(guest_hostname()))
 
 
 FtServe()

@@ -26,4 +26,5 @@ echo mono > trace_clock
 echo 0 > options/function-trace
 kernel_log
 echo "@@ftlab gdb-lab-finished selftest"
+hostname ftlab-finished		# what $_ft_lab_finished() looks for
 sync

@@ -142,8 +142,9 @@ class Requests(unittest.TestCase):
         self.assertIsNone(decode.request_command(b"ftlab-gdb: "))
 
     def test_finished(self):
-        self.assertTrue(decode.lab_finished("x\n@@ftlab gdb-lab-finished selftest\n"))
-        self.assertFalse(decode.lab_finished("@@ftlab lab-finished\n"))
+        self.assertTrue(decode.lab_finished("ftlab-finished"))
+        self.assertFalse(decode.lab_finished("(none)"))
+        self.assertFalse(decode.lab_finished("ftlab-finished-not"))
 
     def test_symbol_text(self):
         self.assertEqual(decode.symbol_text("schedule + 4 in section .text\n"), "schedule+4")
