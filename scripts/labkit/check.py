@@ -136,7 +136,8 @@ def kernel_pass(session, kernel, tally, reference, beside=None):
         return None, None
     tally.record(True, f"build {k.label}")
     problems = k.debug_info_problems()
-    tally.record(not problems, f"debug info [{k.name}]: full in kernel/, -g1 elsewhere",
+    tally.record(not problems, f"debug info [{k.name}]: full in kernel/ and for struct mount, "
+                 "-g1 elsewhere",
                  "; ".join(problems))
     helper = None
     if beside is not None:

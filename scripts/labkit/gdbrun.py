@@ -301,6 +301,12 @@ def grade_selftest(gdb_lines, evidence, where):
     got.pop("end", None)
     want.pop("end", None)
     evidence = list(evidence)
+    # A Python traceback anywhere, even before the first section: a gdb
+    # script (the kernel's, loading, or ours) stopped half way.
+    first = next((i for i, l in enumerate(gdb_lines) if l.startswith("Traceback (")), None)
+    if first is not None:
+        evidence += (["gdb printed a Python traceback (a gdb script stopped half way):"]
+                     + ["    " + l for l in gdb_lines[first:first + 8]])
     for command, lines in want.items():
         have = got.get(command)
         if have is None:

@@ -22,21 +22,24 @@ DEBUG_FRAGMENT = os.path.join(series.ROOT, "scripts", "debug.config")
 
 # Full debug info (types, variables, arguments) only in kernel/: the
 # tracing code and every structure the labs read (and what lx-ps,
-# lx-dmesg and lx-lsmod read; lx-mounts needs fs/'s private struct mount,
-# and does not work). Every other object (arch/, drivers/, fs/, lib/, mm/
-# ...: three quarters of a lab kernel) gets -g1: functions, inlined calls
-# and line tables, enough for a backtrace through it or a breakpoint in
-# it, for about a tenth less compiler time per object.
-FULL_DEBUG_INFO = ("kernel",)
-# Two pattern-specific variables, given to every sub-make of kbuild by
-# make's --eval, so that kbuild sees the flags in the objects' command
-# lines (and rebuilds them when this list changes). Every object gets -g1;
-# those in the folders above get -g after it (make applies the pattern
-# with the shorter stem last), and the last -g option wins. (Plain text only: a
-# "$@" in the value is expanded before kbuild sets it.)
+# lx-dmesg and lx-lsmod read), and in fs/proc_namespace.o, for fs/'s
+# private struct mount: the kernel's gdb scripts look it up when they load
+# (linux/proc.py), and without it they stop loading there, with a Python
+# traceback, leaving out the lx- commands of the modules after it. Every
+# other object (arch/, drivers/, fs/, lib/, mm/ ...: three quarters of a
+# lab kernel) gets -g1: functions, inlined calls and line tables, enough
+# for a backtrace through it or a breakpoint in it, for about a tenth less
+# compiler time per object.
+FULL_DEBUG_INFO = ("kernel/%.o", "fs/proc_namespace.o")
+# Two variables given to every sub-make of kbuild by make's --eval, so
+# that kbuild sees the flags in the objects' command lines (and rebuilds
+# them when this list changes). Every object gets -g1 (a pattern-specific
+# variable); those above get -g after it (make applies the pattern with
+# the shorter stem, and a target's own variable, last), and the last -g
+# option wins. (Plain text only: a "$@" in the value is expanded before
+# kbuild sets it.)
 DEBUG_INFO_FLAGS = ["--eval=%.o: KBUILD_CFLAGS += -g1",
-                    "--eval=" + " ".join(d + "/%.o" for d in FULL_DEBUG_INFO)
-                    + ": KBUILD_CFLAGS += -g"]
+                    "--eval=" + " ".join(FULL_DEBUG_INFO) + ": KBUILD_CFLAGS += -g"]
 
 
 class BuildError(HarnessError):
@@ -258,9 +261,11 @@ class Kernel:
 
     def debug_info_problems(self):
         """What a built kernel shows of DEBUG_INFO_FLAGS: the last -g option
-        on the recorded command line of one object in kernel/ (full) and
-        one outside it (-g1). A list of disagreements; empty is right."""
-        want = {"kernel/trace/trace.o": "-g", "arch/x86/kernel/setup.o": "-g1"}
+        on the recorded command line of one object in kernel/ and of
+        fs/proc_namespace.o (full), and of one elsewhere (-g1). A list of
+        disagreements; empty is right."""
+        want = {"kernel/trace/trace.o": "-g", "fs/proc_namespace.o": "-g",
+                "arch/x86/kernel/setup.o": "-g1"}
         problems = []
         for obj, level in want.items():
             folder, name = os.path.split(obj)

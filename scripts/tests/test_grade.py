@@ -156,6 +156,20 @@ class GdbOutput(unittest.TestCase):
         self.assertEqual(grade.parse_sections(lines, grade.SELFTEST_SECTION),
                          {"ft-event": ["file ADDR"], "ft-clock": ["mono"], "end": []})
 
+    def test_a_traceback_before_any_section_fails_the_selftest(self):
+        from labkit import gdbrun
+        want = grade.load_expected(gdbrun.SELFTEST, "expected", grade.SELFTEST_SECTION)
+        lines = []
+        for command, body in want.items():
+            lines += [f"@@selftest {command}"] + body
+        ok, evidence = gdbrun.grade_selftest(lines, [], "logs")
+        self.assertTrue(ok, evidence)
+        broken = ["Traceback (most recent call last):", '  File "vmlinux-gdb.py", line 38',
+                  "gdb.error: No struct type named mount."] + lines
+        ok, evidence = gdbrun.grade_selftest(broken, [], "logs")
+        self.assertFalse(ok)
+        self.assertIn("gdb.error: No struct type named mount.", "\n".join(evidence))
+
     RUN = ["0x000000000000fff0 in ?? ()", "ftrace_labs: loaded", grade.GDB_BEGIN,
            "Breakpoint 1 at 0xffffffff8104ffdb: file sched.h, line 222.",
            "Lab 03: intro", "", "=== lab 03: in the probe",

@@ -133,7 +133,7 @@ class DebugInfo(unittest.TestCase):
     def test_every_object_gets_g1_and_the_full_debug_folders_g_after_it(self):
         every, full = kbuild.DEBUG_INFO_FLAGS
         self.assertEqual(every, "--eval=%.o: KBUILD_CFLAGS += -g1")
-        self.assertEqual(full, "--eval=kernel/%.o: KBUILD_CFLAGS += -g")
+        self.assertEqual(full, "--eval=kernel/%.o fs/proc_namespace.o: KBUILD_CFLAGS += -g")
         self.assertNotIn("$", every + full)    # expanded too early in kbuild's sub-makes
 
     def test_the_stamp_changes_with_the_flags(self):
@@ -157,7 +157,7 @@ class DebugInfoOfABuild(unittest.TestCase):
         import tempfile
         self.dir = tempfile.mkdtemp()
         self.k = kbuild.Kernel(self.dir, 1)
-        for folder in ("kernel/trace", "arch/x86/kernel"):
+        for folder in ("kernel/trace", "fs", "arch/x86/kernel"):
             os.makedirs(os.path.join(self.k.obj, folder))
 
     def tearDown(self):
@@ -172,11 +172,13 @@ class DebugInfoOfABuild(unittest.TestCase):
 
     def test_right(self):
         self.record("kernel/trace/trace.o", "-g1 -g1 -g")
+        self.record("fs/proc_namespace.o", "-g1 -g1 -g")
         self.record("arch/x86/kernel/setup.o", "-g1 -g1")
         self.assertEqual(self.k.debug_info_problems(), [])
 
     def test_kernel_left_with_g1_is_named(self):
         self.record("kernel/trace/trace.o", "-g1")
+        self.record("fs/proc_namespace.o", "-g1 -g")
         self.record("arch/x86/kernel/setup.o", "-g1")
         problems = self.k.debug_info_problems()
         self.assertEqual(len(problems), 1)
@@ -185,7 +187,7 @@ class DebugInfoOfABuild(unittest.TestCase):
     def test_flags_not_applied_and_no_record(self):
         self.record("arch/x86/kernel/setup.o", "")
         problems = self.k.debug_info_problems()
-        self.assertEqual(len(problems), 2)
+        self.assertEqual(len(problems), 3)
         self.assertTrue(any("no command line" in p for p in problems))
 
 
