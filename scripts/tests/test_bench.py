@@ -60,6 +60,17 @@ class Tables(unittest.TestCase):
 
 
 @unittest.skipUnless(shutil.which("gcc"), "needs gcc")
+class FreshClone(unittest.TestCase):
+    def test_the_clone_gets_none_of_this_runs_settings(self):
+        import os
+        from unittest import mock
+        mine = {"FTLAB_BUILD_DIR": "/main/build", "MAKEFLAGS": "w -- FULL=1", "MAKELEVEL": "2",
+                "MAKEOVERRIDES": "x", "MFLAGS": "-w", "PATH": "/bin", "CCACHE_DIR": "/c"}
+        with mock.patch.dict(os.environ, mine, clear=True):
+            env = bench.clone_env(CCACHE_DISABLE="1")
+        self.assertEqual(env, {"PATH": "/bin", "CCACHE_DIR": "/c", "CCACHE_DISABLE": "1"})
+
+
 class Workload(unittest.TestCase):
     def test_builds_static_and_reports_ns_per_call(self):
         out = tempfile.mkdtemp()
