@@ -166,10 +166,11 @@ def guest(session, kernels):
     return results
 
 
-def timed(cmd, cwd, env=None):
+def timed(cmd, cwd, env=None, log=None):
+    """(seconds, exit code) of cmd; its output goes to the file log, if given."""
     start = time.monotonic()
-    r = subprocess.run(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT,
-                       env=env)
+    with open(log, "w") if log else open(os.devnull, "w") as out:
+        r = subprocess.run(cmd, cwd=cwd, stdout=out, stderr=subprocess.STDOUT, env=env)
     return time.monotonic() - start, r.returncode
 
 
@@ -224,14 +225,23 @@ def host(build_dir, full):
         subprocess.run(["git", "clone", "-q", series.ROOT, clone], check=True)
         ui.step("lab loop: make lab 1 in a fresh clone (cold: no tree, no objects, "
                 "no compiler cache)")
-        secs, rc = timed(["make", "lab", "1"], clone, clone_env(CCACHE_DISABLE="1"))
+        out_dir = os.path.join(build_dir, "bench")
+        secs, rc = timed(["make", "lab", "1"], clone, clone_env(CCACHE_DISABLE="1"),
+                         os.path.join(out_dir, "cold-first-lab.log"))
         if rc == 0 and not os.path.isdir(os.path.join(clone, "build", "obj", "cp1")):
             rc = "built outside the clone"
         rows.append(("cold-first-lab", secs, "a fresh clone's first make lab 1 (apt "
-                     "excluded, ccache off)", rc))
+                     "excluded, ccache off; output: cold-first-lab.log)", rc))
         ui.step("lab loop: make check in that clone")
-        secs, rc = timed(["make", "check"], clone, clone_env())
-        rows.append(("make-check", secs, "a full make check", rc))
+        secs, rc = timed(["make", "check"], clone, clone_env(),
+                         os.path.join(out_dir, "make-check.log"))
+        rows.append(("make-check", secs, "a full make check in that clone (its output: "
+                     "make-check.log, its guests' logs: make-check-logs/)", rc))
+        # keep the logs, drop the clone's tree and objects
+        kept = os.path.join(out_dir, "make-check-logs")
+        shutil.rmtree(kept, ignore_errors=True)
+        if os.path.isdir(os.path.join(clone, "build", "logs")):
+            shutil.move(os.path.join(clone, "build", "logs"), kept)
         shutil.rmtree(clone, ignore_errors=True)
     return rows
 
@@ -264,9 +274,10 @@ def run(session, kernels=KERNELS, full=False, with_host=True):
     session.prepare()
     out_dir = os.path.join(session.build_dir, "bench")
     os.makedirs(out_dir, exist_ok=True)
-    for name in os.listdir(out_dir):     # no table of an earlier run
-        if name.endswith((".csv", ".svg", ".txt")):
+    for name in os.listdir(out_dir):     # nothing of an earlier run
+        if name.endswith((".csv", ".svg", ".txt", ".log")):
             os.unlink(os.path.join(out_dir, name))
+    shutil.rmtree(os.path.join(out_dir, "make-check-logs"), ignore_errors=True)
     session.extra_files = {"lab/ftbench": build_workload(out_dir),
                            "lab/bench.sh": GUEST_SCRIPT}
     stamp = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())

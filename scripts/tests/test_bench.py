@@ -71,6 +71,17 @@ class FreshClone(unittest.TestCase):
         self.assertEqual(env, {"PATH": "/bin", "CCACHE_DIR": "/c", "CCACHE_DISABLE": "1"})
 
 
+    def test_a_timed_command_keeps_its_output_when_asked(self):
+        import os
+        import tempfile
+        d = tempfile.mkdtemp()
+        log = os.path.join(d, "out.log")
+        _secs, rc = bench.timed(["sh", "-c", "echo 1 passed, 0 failed; exit 3"], d, log=log)
+        self.assertEqual(rc, 3)
+        with open(log) as f:
+            self.assertEqual(f.read(), "1 passed, 0 failed\n")
+
+
 class Workload(unittest.TestCase):
     def test_builds_static_and_reports_ns_per_call(self):
         out = tempfile.mkdtemp()
