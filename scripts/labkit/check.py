@@ -5,7 +5,8 @@
   2. checkpatch.pl --strict on every patch of the series, and whether the
      series applies to patches/BASE and to the newest linux-source-6.1
   3. the docs build
-  4. upstream 6.1 (the reference), then checkpoints 0, 1, ... in order:
+  4. upstream 6.1 (the reference), then the last checkpoint (its debug
+     kernel builds beside it, early), then checkpoints 0, 1, ... in order:
      build, boot once running every lab up to the checkpoint (they must
      pass), the next lab (its feature checks must fail), ftracetest
      (results as labs/ftracetest.matrix says) and the conformance corpus
@@ -302,6 +303,14 @@ class Parts:
                 print(f"  {name:<{width}}  {seconds:6.0f} s")
 
 
+def plain_pass_order(cps):
+    """The last checkpoint right after upstream, then the others in order.
+    Its debug kernel builds beside its plain pass (the tree is checked out
+    there), and its debug guests, the longest of make check, queue from
+    then on: last, they made everything else wait for them at the end."""
+    return cps[-1:] + cps[:-1]
+
+
 def run(session):
     started = time.time()
     timer = ui.Timer()
@@ -324,12 +333,11 @@ def run(session):
 
     upstream, _report = parts.time("kernel upstream", kernel_pass, session, "upstream", tally,
                                    reference, beside("upstream"))
-    first = None
-    for cp in cps:
-        k, report = parts.time(f"kernel cp{cp.number}", kernel_pass, session, cp.number, tally,
-                               reference, beside(cp.number))
-        if first is None and k is not None:
-            first = (k, report)
+    passed = {}
+    for cp in plain_pass_order(cps):
+        passed[cp.number] = parts.time(f"kernel cp{cp.number}", kernel_pass, session, cp.number,
+                                       tally, reference, beside(cp.number))
+    first = next((passed[cp.number] for cp in cps if passed[cp.number][0] is not None), None)
     if first:
         parts.time("harness on real guests", harness_on_real_guests, session, first[0],
                    first[1], upstream, tally)

@@ -39,11 +39,15 @@ class Session:
 
     def seed_folder(self, kernel, debug):
         """The object folder a new one starts from: the previous
-        checkpoint's of the same variant; for a debug kernel any debug
-        folder there is (only the files the checkout changed recompile)."""
+        checkpoint's of the same variant, else upstream's; for a debug
+        kernel any debug folder there is (only the files the checkout
+        changed recompile)."""
         suffix = "-debug" if debug else ""
+        # the previous checkpoint's, else upstream's (make check builds the
+        # last checkpoint right after upstream)
         names = [] if kernel == "upstream" else [
-            series.kernel_name("upstream" if kernel == 0 else kernel - 1) + suffix]
+            series.kernel_name("upstream" if kernel == 0 else kernel - 1) + suffix,
+            "upstream" + suffix]
         obj = os.path.join(self.build_dir, "obj")
         if debug and os.path.isdir(obj):
             names += sorted(n for n in os.listdir(obj) if n.endswith(suffix))

@@ -231,12 +231,26 @@ class SeedFolder(unittest.TestCase):
         import shutil
         shutil.rmtree(self.dir)
 
-    def test_plain_from_the_previous_checkpoint(self):
+    def test_plain_from_the_previous_checkpoint_else_upstream(self):
         self.assertTrue(self.session.seed_folder(7, False).endswith("/obj/cp6"))
         self.assertTrue(self.session.seed_folder(0, False).endswith("/obj/upstream"))
         self.assertIsNone(self.session.seed_folder("upstream", False))
+        self.assertTrue(self.session.seed_folder(3, False).endswith("/obj/upstream"))
+
+    def test_plain_from_nothing_without_upstream(self):
+        import os
+        os.rmdir(os.path.join(self.dir, "obj", "upstream"))
         self.assertIsNone(self.session.seed_folder(3, False))
 
     def test_debug_from_any_debug_folder(self):
         self.assertTrue(self.session.seed_folder(7, True).endswith("/obj/upstream-debug"))
         self.assertTrue(self.session.seed_folder("upstream", True).endswith("/obj/upstream-debug"))
+
+
+class PlainPassOrder(unittest.TestCase):
+    def test_the_last_checkpoint_right_after_upstream(self):
+        from labkit import check, series
+        order = [cp.number for cp in check.plain_pass_order(series.checkpoints())]
+        numbers = [cp.number for cp in series.checkpoints()]
+        self.assertEqual(order, numbers[-1:] + numbers[:-1])
+        self.assertEqual(sorted(order), numbers)
