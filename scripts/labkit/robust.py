@@ -339,15 +339,27 @@ class Lanes:
         self._pool = concurrent.futures.ThreadPoolExecutor(max_workers=GUEST_LANES)
         self._free = threading.Condition()
         self._width, self._busy = width, 0
+        # Runs take the lanes in the order they were submitted (callers
+        # submit the longest first). Without tickets, a worker thread that
+        # had just finished a run could take the lane again for its next
+        # one before the other thread woke up, and a run could wait behind
+        # all later ones (make check's hostile-input run on upstream did).
+        self._tickets, self._waiting = 0, []
 
     def submit(self, fn, *args, **kwargs):
-        """Run fn(*args, **kwargs) when a lane is free; returns a Future."""
+        """Run fn(*args, **kwargs) when a lane is free, after the runs
+        submitted before it; returns a Future."""
         return self._pool.submit(self._in_lane, fn, args, kwargs)
 
     def _in_lane(self, fn, args, kwargs):
         with self._free:
-            self._free.wait_for(lambda: self._busy < self._width)
+            ticket, self._tickets = self._tickets, self._tickets + 1
+            self._waiting.append(ticket)
+            self._free.wait_for(lambda: self._busy < self._width
+                                and ticket == self._waiting[0])
+            self._waiting.pop(0)
             self._busy += 1
+            self._free.notify_all()     # the next ticket may fit in another lane
         try:
             return fn(*args, **kwargs)
         finally:

@@ -342,6 +342,31 @@ class GuestLanes(unittest.TestCase):
         self.assertEqual(state["most"], 2)
 
 
+    def test_runs_take_the_lane_in_the_order_submitted(self):
+        import time
+        lanes = robust.Lanes(width=1)
+        started = []
+
+        def job(name):
+            started.append(name)
+            time.sleep(0.05)
+
+        with lanes:
+            futures = [lanes.submit(job, n) for n in range(6)]
+            for f in futures:
+                f.result()
+        self.assertEqual(started, list(range(6)))
+
+    def test_two_lanes_start_two_runs_at_once(self):
+        import threading
+        lanes = robust.Lanes(width=2)
+        both = threading.Barrier(2, timeout=5)
+        with lanes:
+            futures = [lanes.submit(both.wait) for _ in range(2)]
+            for f in futures:
+                f.result()      # a BrokenBarrierError if only one lane ran
+
+
 class ProbeByIndex(unittest.TestCase):
     """6.1 reads a probe's leading digits as a function's number in
     available_filter_functions: "9_x64_sys_syncfs:stacktrace" adds a probe
