@@ -9,7 +9,6 @@
 #   - unattended ($ft_batch = 1): gdb runs COMMAND and resumes the guest;
 #   - with a learner: gdb stops and shows COMMAND, to type (or change).
 
-
 import gdb
 
 from . import decode, utils
