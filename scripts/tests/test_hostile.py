@@ -397,6 +397,40 @@ class CountsThatFire(unittest.TestCase):
                             hostile.normalise(["traceon:count=5"], quiet))
 
 
+class TuggedEvents(unittest.TestCase):
+    """An event that firing probes switch both on and off reads 1* or 0*
+    depending on when the read comes (seen: robust seed 202612050125)."""
+
+    def _compare(self, probes, up, cp):
+        rounds = [("structured", [hostile.Op("F", [b"x\n"])])]
+        a, b = hostile.Result(), hostile.Result()
+        enable = "events/sched/sched_kthread_stop/enable"
+        a.rounds = [_round(60, ".", {"set_ftrace_filter": probes, enable: [up]})]
+        b.rounds = [_round(60, ".", {"set_ftrace_filter": probes, enable: [cp]})]
+        return hostile.compare(rounds, a, b, "upstream", "cp7")
+
+    def test_both_directions_on_the_hot_function(self):
+        probes = ["schedule:disable_event:sched:sched_kthread_stop:unlimited",
+                  "schedule:enable_event:sched:sched_kthread_stop:unlimited"]
+        self.assertEqual(self._compare(probes, "0*", "1*"), [])
+
+    def test_one_direction_still_compares(self):
+        probes = ["schedule:enable_event:sched:sched_kthread_stop:unlimited",
+                  "ksys_sync:disable_event:sched:sched_kthread_stop:unlimited"]
+        self.assertEqual(len(self._compare(probes, "0*", "1*")), 1)
+
+    def test_a_spent_count_fires_no_more(self):
+        probes = ["schedule:disable_event:sched:sched_kthread_stop:count=0",
+                  "schedule:enable_event:sched:sched_kthread_stop:unlimited"]
+        self.assertEqual(len(self._compare(probes, "0*", "1*")), 1)
+
+    def test_triggers_on_the_fork_event_tug_too(self):
+        fork = "events/sched/sched_process_fork/trigger"
+        listings = {fork: ["enable_event:sched:sched_switch:unlimited",
+                           "disable_event:sched:sched_switch:count=3 if pid > 1"]}
+        self.assertEqual(hostile.tugged_events(listings), {"sched/sched_switch"})
+
+
 class Start(unittest.TestCase):
     """Which robustness runs each kernel queues (robust.start_kernel)."""
 
