@@ -9,6 +9,8 @@ _LINE = re.compile(r"^@@ftlab (\S+)\s*(.*)$")
 FT_RESULTS = ("PASS", "FAIL", "UNRESOLVED", "UNTESTED", "UNSUPPORTED", "XFAIL", "UNDEFINED")
 FT_RESULT = re.compile(r"^\[(\d+)\]\s+(.*?)\s*\[(" + "|".join(FT_RESULTS) + r")\]\s*$")
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
+# A case's line, with or without the result appended at its end
+FT_START = re.compile(r"^\[(\d+)\]\s+(.*)$")
 
 
 def ft_result(line):
@@ -46,27 +48,27 @@ class GuestReport:
         # the log ftracetest prints after it when it fails. "TEST@instance"
         # is the test's second run, in a new trace instance.
         self.ftracetest = {}
-        self.ftracetest_rc = {}     # run name (matrix, all) -> ftracetest's exit code
         self.errors = []            # "@@ftlab error TEXT": each fails the run
 
 
 class _FtracetestRun:
     """One ftracetest run being read: which test each case number is (the
     "ftracetest-case N TEST" lines before it) and whose output comes now.
-    ftracetest prints a test's result line when the test ends, and its log
-    after that line, so a line belongs to the last case that reported."""
+    ftracetest prints "[N] description" when a case starts, its result at
+    the end of that line when the case ends, and the case's log after it,
+    so a line belongs to the last case that started."""
 
     def __init__(self, cases):
         self.cases = cases
         self.current = None
 
     def take(self, report, line):
-        found = ft_result(line)
+        found = FT_START.match(_ANSI.sub("", line).strip())
         if found:
-            self.current = self.cases.get(found[0])
+            self.current = self.cases.get(int(found[1]))
             if self.current is None:    # the guest's numbering missed ftracetest's
-                report.errors.append(f"ftracetest reported a case [{found[0]}] that the guest"
-                                     f" did not list: {found[1]}")
+                report.errors.append(f"ftracetest reported a case [{found[1]}] that the guest"
+                                     f" did not list: {found[2]}")
         if self.current is not None:
             report.ftracetest.setdefault(self.current, []).append(line)
 
@@ -74,7 +76,7 @@ class _FtracetestRun:
 def parse(lines):
     report = GuestReport()
     check = None
-    ft_cases, ft_run = {}, None
+    ft_cases, ft_run, ft_name = {}, None, None
     for line in lines:
         m = _LINE.match(line.strip())
         if not m:
@@ -103,12 +105,16 @@ def parse(lines):
         elif word == "ftracetest-case":
             ft_cases[int(args[0])] = args[1]
         elif word == "ftracetest-begin":
-            ft_run = _FtracetestRun(ft_cases)
+            ft_run, ft_name = _FtracetestRun(ft_cases), args[0]
         elif word == "ftracetest-end":
-            report.ftracetest_rc[args[0]] = int(args[1].split("=", 1)[1])
+            # The exit code (RC) is for people reading the console: each
+            # case is graded on its own result line.
             ft_cases, ft_run = {}, None
         elif word == "error":
             report.errors.append(rest)
+    if ft_run is not None:
+        where = f"in {ft_run.current}" if ft_run.current else "before its first case"
+        report.errors.append(f"ftracetest run '{ft_name}' did not finish: the console ends {where}")
     return report
 
 

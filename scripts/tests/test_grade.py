@@ -89,7 +89,7 @@ class Protocol(unittest.TestCase):
                          ("one", "check", "The first check", ["out 1", "out 2"], 0))
         self.assertEqual(r.labs["02"].unsupported, "events/x/trigger")
         self.assertEqual(r.ftracetest["ftrace/a.tc"], ["[1] A test\t[PASS]", "# of passed:  1"])
-        self.assertEqual(r.ftracetest_rc, {"matrix": 0})
+        self.assertEqual(r.errors, [])
 
     FT_RUN = ["@@ftlab ftracetest-case 1 a.tc", "@@ftlab ftracetest-case 2 b.tc",
               "@@ftlab ftracetest-case 3 a.tc@instance",
@@ -108,7 +108,6 @@ class Protocol(unittest.TestCase):
                          ["[2] Test B\t\x1b[31m[FAIL]\x1b[0m", "+ echo the log of b", "kernel noise"])
         self.assertEqual(protocol.ftracetest_results(r),
                          {"a.tc": "PASS", "b.tc": "FAIL", "a.tc@instance": "UNSUPPORTED"})
-        self.assertEqual(r.ftracetest_rc, {"all": 1})
         self.assertEqual(r.errors, [])
 
     def test_a_case_the_guest_did_not_list_is_an_error(self):
@@ -119,7 +118,7 @@ class Protocol(unittest.TestCase):
     def test_a_run_cut_short_has_no_result_for_the_rest(self):
         r = protocol.parse(self.FT_RUN[:6] + ["[2] Test B"])
         self.assertEqual(protocol.ftracetest_results(r), {"a.tc": "PASS"})
-        self.assertEqual(r.ftracetest_rc, {})
+        self.assertEqual(r.errors, ["ftracetest run 'all' did not finish: the console ends in b.tc"])
 
     def test_unfinished_check_has_no_rc(self):
         r = protocol.parse(["@@ftlab lab-begin 01", "@@ftlab check-begin 01 x check T", "half"])
