@@ -19,7 +19,8 @@
 # tracefs directory. Console protocol, one line each:
 #   @@ftlab lab-begin NN | lab-unsupported NN WHAT | lab-end NN
 #   @@ftlab check-begin NN ID KIND TITLE... | check-end NN ID rc=RC
-#   @@ftlab ftracetest-begin TEST | ftracetest-end TEST rc=RC
+#   @@ftlab ftracetest-case N TEST | ftracetest-begin NAME CASES |
+#     ftracetest-end NAME rc=RC       (see ftracetest_run)
 
 TRACING=/sys/kernel/tracing
 STACK_TRACER=/proc/sys/kernel/stack_tracer_enabled

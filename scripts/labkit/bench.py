@@ -177,10 +177,14 @@ def timed(cmd, cwd, env=None, log=None):
 def clone_env(**extra):
     """The environment of a command run in a fresh clone: this run's own
     settings left out. ftlab.py exports FTLAB_BUILD_DIR (the clone would
-    build in this build folder) and make passes its command line's
-    variables down in MAKEFLAGS (FULL=1 would reach the clone's make)."""
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("FTLAB_BUILD_DIR", "MAKEFLAGS", "MFLAGS", "MAKEOVERRIDES", "MAKELEVEL")}
+    build in this build folder), and make passes the variables of its
+    command line down twice: in MAKEFLAGS, after " -- ", and as variables
+    of their own. FULL=1 left in the environment made the clone's make
+    check run every ftlab.py command with --full."""
+    _flags, _sep, overrides = os.environ.get("MAKEFLAGS", "").partition(" -- ")
+    mine = {"FTLAB_BUILD_DIR", "MAKEFLAGS", "MFLAGS", "MAKEOVERRIDES", "MAKELEVEL"}
+    mine |= {word.split("=", 1)[0] for word in overrides.split() if "=" in word}
+    env = {k: v for k, v in os.environ.items() if k not in mine}
     env.update(extra)
     return env
 

@@ -64,8 +64,9 @@ class FreshClone(unittest.TestCase):
     def test_the_clone_gets_none_of_this_runs_settings(self):
         import os
         from unittest import mock
-        mine = {"FTLAB_BUILD_DIR": "/main/build", "MAKEFLAGS": "w -- FULL=1", "MAKELEVEL": "2",
-                "MAKEOVERRIDES": "x", "MFLAGS": "-w", "PATH": "/bin", "CCACHE_DIR": "/c"}
+        mine = {"FTLAB_BUILD_DIR": "/main/build", "MAKEFLAGS": "w -- FULL=1 SEED=7",
+                "MAKELEVEL": "2", "MAKEOVERRIDES": "x", "MFLAGS": "-w", "PATH": "/bin",
+                "CCACHE_DIR": "/c", "FULL": "1", "SEED": "7"}
         with mock.patch.dict(os.environ, mine, clear=True):
             env = bench.clone_env(CCACHE_DISABLE="1")
         self.assertEqual(env, {"PATH": "/bin", "CCACHE_DIR": "/c", "CCACHE_DISABLE": "1"})
