@@ -39,12 +39,11 @@ class Session:
 
     def seed_folder(self, kernel, debug):
         """The object folder a new one starts from: the previous
-        checkpoint's of the same variant, else upstream's; for a debug
-        kernel any debug folder there is (only the files the checkout
-        changed recompile)."""
+        checkpoint's of the same variant, else upstream's (make check builds
+        the last checkpoint right after upstream); for a debug kernel any
+        debug folder there is (only the files the checkout changed
+        recompile)."""
         suffix = "-debug" if debug else ""
-        # the previous checkpoint's, else upstream's (make check builds the
-        # last checkpoint right after upstream)
         names = [] if kernel == "upstream" else [
             series.kernel_name("upstream" if kernel == 0 else kernel - 1) + suffix,
             "upstream" + suffix]

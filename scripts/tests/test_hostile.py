@@ -341,7 +341,6 @@ class GuestLanes(unittest.TestCase):
                 f.result()
         self.assertEqual(state["most"], 2)
 
-
     def test_runs_take_the_lane_in_the_order_submitted(self):
         import time
         lanes = robust.Lanes(width=1)
@@ -423,6 +422,16 @@ class TuggedEvents(unittest.TestCase):
         probes = ["schedule:disable_event:sched:sched_kthread_stop:count=0",
                   "schedule:enable_event:sched:sched_kthread_stop:unlimited"]
         self.assertEqual(len(self._compare(probes, "0*", "1*")), 1)
+
+    def test_what_an_entry_targets_does_not_make_it_fire(self):
+        quiet = "events/sched/sched_kthread_stop/trigger"
+        listings = {"set_ftrace_filter": [
+                        "ksys_sync:enable_event:sched:sched_process_fork:unlimited"],
+                    quiet: ["disable_event:sched:sched_process_fork:unlimited"]}
+        self.assertEqual(hostile.tugged_events(listings), set())
+        self.assertNotEqual(
+            hostile.normalise(["vfs_fsync:enable_event:sched:sched_process_fork:count=5"]),
+            hostile.normalise(["vfs_fsync:enable_event:sched:sched_process_fork:count=4"]))
 
     def test_triggers_on_the_fork_event_tug_too(self):
         fork = "events/sched/sched_process_fork/trigger"
