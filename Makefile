@@ -2,6 +2,7 @@
 #
 #   make lab 1        build checkpoint 1, boot it in QEMU, run its lab, grade it
 #   make gdb 1        boot checkpoint 1 paused and attach gdb with our helpers
+#   make exercise 3   checkpoint 3 as an exercise; make grade 3 scores your work
 #   make check        everything (the test command CI runs)
 #   make bench        what each mechanism costs, as ratios (build/bench/)
 #   make help         all targets
@@ -12,46 +13,47 @@
 PYTHON ?= python3
 FTLAB  := $(PYTHON) scripts/ftlab.py
 
-# Options passed through to the harness when set on the command line.
+# Options passed through to the harness when set on the command line, as
+# they were given: scripts/ftlab.py checks every value (DEBUG=0 is off,
+# DEBUG=yes an error) and every combination.
 FTLAB_OPTS := $(if $(KERNEL),--kernel $(KERNEL)) $(if $(BUILD),--build-dir $(BUILD)) \
 	$(if $(GDB_PORT),--gdb-port $(GDB_PORT)) $(if $(TIMEOUT),--timeout $(TIMEOUT)) \
-	$(if $(V),--verbose) $(if $(BASE),--base $(BASE)) \
-	$(if $(LIST),--list) $(if $(CHECK),--check $(CHECK)) \
-	$(if $(FULL),--full) $(if $(BENCH_KERNELS),--bench-kernels "$(BENCH_KERNELS)") \
-	$(if $(DEBUG),--debug) $(if $(SEED),--seed $(SEED))
+	$(if $(V),--verbose=$(V)) $(if $(BASE),--base $(BASE)) \
+	$(if $(LIST),--list=$(LIST)) $(if $(CHECK),--check $(CHECK)) \
+	$(if $(FULL),--full=$(FULL)) $(if $(BENCH_KERNELS),--bench-kernels "$(BENCH_KERNELS)") \
+	$(if $(DEBUG),--debug=$(DEBUG)) $(if $(SEED),--seed $(SEED)) $(if $(N),--n $(N)) \
+	$(if $(RESULTS),--results $(RESULTS)) \
+	$(if $(ANSWERS),--answers $(ANSWERS)) \
+	$(if $(STUDENT),--student=$(STUDENT)) $(if $(TODO),--todo $(TODO)) \
+	$(if $(FORCE),--force=$(FORCE))
 
-NUMBERED := lab gdb shell kernel robust
+NUMBERED := lab gdb shell kernel robust exercise save grade solution
 TARGETS  := $(NUMBERED) list docs check bench clean distclean deps rebase help
 
-# The checkpoint number: N=3, or the word after the target ("make lab 3").
-ARG_N := $(firstword $(filter-out $(TARGETS),$(MAKECMDGOALS)))
-N ?= $(ARG_N)
+# The words besides the target ("make lab 3": 3), passed on as they are,
+# other targets included: the harness takes one checkpoint number, and
+# says so when it gets two, or one besides N=, or another target.
+WORDS = $(filter-out $@,$(MAKECMDGOALS))
 
 .PHONY: $(TARGETS)
 .DEFAULT_GOAL := help
 
-$(NUMBERED):
-	@$(FTLAB) $@ $(N) $(FTLAB_OPTS)
-
-list check bench deps rebase:
-	@$(FTLAB) $@ $(FTLAB_OPTS)
-
-# "make docs" is the whole series; "make docs 3" checkpoint 3's view.
-docs:
-	@$(FTLAB) docs $(N) $(FTLAB_OPTS)
+$(NUMBERED) list check bench deps rebase docs:
+	@$(FTLAB) $@ $(WORDS) $(FTLAB_OPTS)
 
 clean:
-	@$(FTLAB) clean $(FTLAB_OPTS)
+	@$(FTLAB) clean $(WORDS) $(FTLAB_OPTS)
 
 distclean:
-	@$(FTLAB) clean --all $(FTLAB_OPTS)
+	@$(FTLAB) clean --all $(WORDS) $(FTLAB_OPTS)
 
 help:
-	@sed -n '2,10p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '2,11p' Makefile | sed 's/^# \{0,1\}//'
 	@$(FTLAB) --help | sed -n '/^targets:/,/^positional/p' | sed '$$d'
 
 # Swallow the number in "make lab 3" so make does not look for a target "3".
-ifneq ($(ARG_N),)
-$(ARG_N):
+EXTRA_GOALS := $(filter-out $(TARGETS),$(MAKECMDGOALS))
+ifneq ($(EXTRA_GOALS),)
+$(EXTRA_GOALS):
 	@:
 endif

@@ -2,6 +2,7 @@
 # a lab script asks for from the guest. The harness sources it after
 # ftrace_labs.py.
 
+import importlib
 import os
 import sys
 
@@ -9,5 +10,6 @@ _here = os.path.dirname(os.path.abspath(__file__))
 if _here not in sys.path:
     sys.path.insert(0, _here)
 
-import ftlabs.prefix     # noqa: E402,F401
-import ftlabs.requests   # noqa: E402,F401
+# Importing a module registers its commands.
+for _name in ("prefix", "requests"):
+    importlib.import_module("ftlabs." + _name)

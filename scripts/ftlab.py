@@ -7,7 +7,9 @@ targets:
   shell N    boot checkpoint N to a busybox shell in tracefs
   kernel N   build checkpoint N; print the paths of its bzImage and vmlinux
   list       checkpoints and labs, with their state
-  docs       the HTML and text docs, in build/docs/ (docs N: checkpoint N's view)
+  docs       the HTML and text docs, in build/docs/ (docs N: checkpoint N's view;
+             ANSWERS=0: without the answers to the Questions, ANSWERS=1:
+             every answer shown; build/docs-student/, build/docs-key/)
   check      everything: harness tests, patches, docs, every kernel and lab
   bench      what each mechanism costs in the guest, and the lab loop's
              times on this host, into build/bench/ (FULL=1: also a cold
@@ -17,14 +19,22 @@ targets:
   deps       install the Debian packages the labs need
   rebase     move the series to another linux-source-6.1 version
              (make rebase BASE=6.1.19x-y; maintainers)
+  exercise N checkpoint N as an exercise: your branch student/cpN in
+             build/linux, its holes listed (TODO=k: holes before k filled)
+  save N     your work on exercise N into work/NN.patch (commit it)
+  grade N    save, build and boot your checkpoint N, score it
+             (RESULTS=DIR: JSON and JUnit there)
+  solution N the reference's diff against your exercise N
   robust [N] the robustness tests (hostile input, permissions, two CPUs,
              module lifetime) on checkpoint N (default: the last) and
              upstream; with DEBUG=1 on their debug variants
 
 options (make variables in brackets):
   --kernel upstream   run on unmodified 6.1 instead (KERNEL=upstream)
+  --kernel N          lab, gdb, shell, kernel: on checkpoint N's kernel instead
+                      (KERNEL=N; make lab 6 KERNEL=5: lab 6 on checkpoint 5)
   --build-dir DIR     where the tree, objects and logs go (BUILD=DIR)
-  --gdb-port PORT     gdbstub port for "gdb" (GDB_PORT=PORT, default 1234)
+  --gdb-port PORT     gdbstub port for "gdb" (GDB_PORT=PORT, default: a free one)
   --timeout SECONDS   guest time limit (TIMEOUT=SECONDS)
   --list              with lab: list the lab's checks, run nothing (LIST=1)
   --check ID          with lab: run only that check (CHECK=ID)
@@ -34,6 +44,16 @@ options (make variables in brackets):
                       lockdep, two vCPUs); check: the debug variants of every
                       checkpoint, not only the last (DEBUG=1)
   --seed S            robust, check: the hostile-input seed (SEED=S)
+  --results DIR       check, lab, grade: also write the verdicts as DIR/junit.xml
+                      and DIR/summary.json for CI (RESULTS=DIR)
+  --answers 0|1       docs: the student edition without the answers to the
+                      handouts' Questions, or the instructor's key (ANSWERS=)
+  --student           lab, gdb, shell, kernel: your exercise branch
+                      student/cpN instead of the checkpoint (STUDENT=1)
+  --todo K            with exercise: holes before K come filled in (TODO=K)
+  --force             with distclean: remove work not saved (FORCE=1)
+The switches DEBUG, V, LIST, FULL, STUDENT and FORCE are on with 1 and off
+with 0.
 """
 
 import argparse
@@ -43,12 +63,14 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from labkit import (deps, docs, gdbrun, kbuild, labrun, qemu, rebase,  # noqa: E402
-                    series, ui)
+from labkit import (deps, docs, exercise, gdbrun, interrupt, kbuild, labrun,  # noqa: E402
+                    qemu, rebase, series, tree, ui)
 from labkit.errors import HarnessError  # noqa: E402
 
 NUMBERED = ("lab", "gdb", "shell", "kernel")
-COMMANDS = NUMBERED + ("list", "docs", "check", "bench", "clean", "deps", "rebase", "robust")
+EXERCISE = ("exercise", "save", "grade", "solution")
+COMMANDS = NUMBERED + EXERCISE + ("list", "docs", "check", "bench", "clean", "deps", "rebase",
+                                  "robust")
 
 
 class UsageError(HarnessError):
@@ -63,67 +85,159 @@ def available():
     return ", ".join(f"{cp.number} ({cp.slug})" for cp in cps)
 
 
-def parse_checkpoint(command, text):
-    """The checkpoint number of 'make lab N', or a UsageError that lists
-    the checkpoints there are."""
+def parse_checkpoint(command, text, given=""):
+    """The checkpoint number of 'make lab N' (given: how it was given, as
+    "KERNEL="), or a UsageError that lists the checkpoints there are."""
     if text is None or text == "":
         raise UsageError(f"which checkpoint? Say 'make {command} N'. Checkpoints: {available()}")
     if not text.isdigit():
-        raise UsageError(f"'{text}' is not a checkpoint number. Checkpoints: {available()}")
+        raise UsageError(f"{given}'{text}' is not a checkpoint number. "
+                         f"Checkpoints: {available()}")
     number = int(text)
     if series.lookup(number) is None:
-        raise UsageError(f"there is no checkpoint {number}. Checkpoints: {available()}")
+        raise UsageError(f"{given}there is no checkpoint {number}. Checkpoints: {available()}")
     return number
+
+
+# The make variables that are switches: 1 is on, 0 (or nothing) off.
+SWITCHES = {"debug": "DEBUG", "verbose": "V", "list": "LIST", "full": "FULL",
+            "student": "STUDENT", "force": "FORCE"}
+
+# Which targets each make variable goes with (the others take any target).
+GOES_WITH = {"kernel": ("KERNEL", NUMBERED + ("robust",)),
+             "gdb_port": ("GDB_PORT", ("gdb",)),
+             "list": ("LIST", ("lab",)),
+             "check": ("CHECK", ("lab",)),
+             "base": ("BASE", ("rebase",)),
+             "full": ("FULL", ("bench", "check")),
+             "answers": ("ANSWERS", ("docs",)),
+             "force": ("FORCE", ("clean",)),
+             "bench_kernels": ("BENCH_KERNELS", ("bench",)),
+             "debug": ("DEBUG", NUMBERED + ("robust", "check")),
+             "seed": ("SEED", ("robust", "check"))}
+
+
+def switch(value, variable):
+    """The truth of a switch as make passed it ("--debug=0"): 1 on, 0 or
+    nothing off, anything else a UsageError naming the variable."""
+    if value in ("1", True):
+        return True
+    if value in ("0", "", None, False):
+        return False
+    raise UsageError(f"{variable}={value}: say {variable}=1 (on) or {variable}=0 (off)")
+
+
+def one_number(command, words, n):
+    """The one checkpoint word of 'make lab 3' or 'make lab N=3' (None
+    without one); a UsageError for another target, two numbers, or a
+    number and a different N=."""
+    others = [w for w in words if w in COMMANDS + ("distclean", "help")]
+    if others:
+        raise UsageError(f"one target at a time: 'make {command}' and 'make {others[0]}' "
+                         "were asked together; run them one after the other")
+    if len(words) > 1:
+        raise UsageError(f"one checkpoint at a time: 'make {command} {' '.join(words)}' "
+                         f"names {len(words)}; say 'make {command} {words[0]}'")
+    if words and n is not None and words[0] != n:
+        raise UsageError(f"two checkpoints: 'make {command} {words[0]}' and N={n}; "
+                         "say one of them")
+    return words[0] if words else n
+
+
+def check_combinations(args):
+    """Each make variable set goes with the target it was given with."""
+    for dest, (variable, targets) in GOES_WITH.items():
+        if getattr(args, dest) in (None, False) or args.command in targets:
+            continue
+        listed = ", ".join(f"'make {t}'" for t in targets)
+        raise UsageError(f"{variable}= goes with {listed}, not 'make {args.command}'")
+
+
+def parse_kernel(args):
+    """KERNEL=upstream, or KERNEL=N: another checkpoint's kernel for lab,
+    gdb, shell and kernel (make lab 6 KERNEL=5: lab 6 on checkpoint 5)."""
+    if args.kernel in (None, "upstream"):
+        return args.kernel
+    if args.command == "robust":
+        raise UsageError("make robust takes KERNEL=upstream; a checkpoint is 'make robust N'")
+    return parse_checkpoint(args.command, args.kernel, f"KERNEL={args.kernel}: ")
 
 
 def parse_args(argv):
     p = argparse.ArgumentParser(prog="ftlab", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter,
-                                usage="make TARGET [N] [KERNEL=upstream] ...")
+                                usage="make TARGET [N] [KERNEL=upstream|N] ...")
     p.add_argument("command", choices=COMMANDS, metavar="TARGET")
-    p.add_argument("number", nargs="?")
-    p.add_argument("--kernel", choices=["upstream"])
+    p.add_argument("words", nargs="*", help=argparse.SUPPRESS)
+    p.add_argument("--n", help=argparse.SUPPRESS)
+    p.add_argument("--kernel")
     p.add_argument("--build-dir", default=os.environ.get("FTLAB_BUILD_DIR",
                                                          os.path.join(series.ROOT, "build")))
-    p.add_argument("--gdb-port", type=int, default=1234)
+    p.add_argument("--gdb-port", type=int)
     p.add_argument("--timeout", type=int)
     p.add_argument("--base")
-    p.add_argument("--list", action="store_true")
     p.add_argument("--check")
     p.add_argument("--all", action="store_true", help=argparse.SUPPRESS)
-    p.add_argument("--full", action="store_true")
     p.add_argument("--bench-kernels")
-    p.add_argument("--verbose", action="store_true")
-    p.add_argument("--debug", action="store_true")
     p.add_argument("--seed", type=int)
+    p.add_argument("--results")
+    for dest in SWITCHES:
+        p.add_argument(f"--{dest}", nargs="?", const="1", default="0")
+    p.add_argument("--answers", choices=["0", "1"])
+    p.add_argument("--todo", type=int)
     args = p.parse_intermixed_args(argv)
+    for dest, variable in SWITCHES.items():
+        setattr(args, dest, switch(getattr(args, dest), variable))
+    check_combinations(args)
+    args.number = one_number(args.command, args.words, args.n)
     if args.command == "robust" and args.number not in (None, ""):
         args.number = parse_checkpoint(args.command, args.number)
     elif args.command == "robust":
         cps = series.checkpoints()
         args.number = cps[-1].number if cps else None
-    elif args.command in NUMBERED:
+    elif args.command in NUMBERED + EXERCISE:
         args.number = parse_checkpoint(args.command, args.number)
     elif args.command == "docs" and args.number is not None:
         args.number = parse_checkpoint(args.command, args.number)
     elif args.number is not None:
-        raise UsageError(f"'make {args.command}' takes no checkpoint number")
-    if (args.list or args.check) and args.command != "lab":
-        raise UsageError("LIST=1 and CHECK=ID go with 'make lab N'")
+        raise UsageError(f"'make {args.command}' takes no checkpoint number "
+                         f"(it was given '{args.number}')")
+    args.kernel = parse_kernel(args)
+    args.answers = None if args.answers is None else args.answers == "1"
     if args.check:
         ids = [c.id for c in series.lookup(args.number).checks()]
         if args.check not in ids:
             raise UsageError(f"lab {args.number:02d} has no check '{args.check}'. "
                              f"Its checks: {', '.join(ids)} ('make lab {args.number} LIST=1')")
+    check_student_options(args)
     if args.command == "rebase" and not args.base:
         raise UsageError("which version? Say 'make rebase BASE=6.1.NNN-N' (a version "
                          "'apt-cache madison linux-source-6.1' lists)")
     args.build_dir = os.path.abspath(args.build_dir)
+    args.results = args.results and os.path.abspath(args.results)
     return args
 
 
+def check_student_options(args):
+    """STUDENT=1, TODO=k and RESULTS=DIR go with the targets they change."""
+    if args.student and args.command not in NUMBERED:
+        raise UsageError("STUDENT=1 goes with 'make lab|gdb|shell|kernel N'")
+    if args.student and args.kernel:
+        raise UsageError(f"STUDENT=1 builds your exercise; KERNEL={args.kernel} is another kernel")
+    if args.todo is not None and args.command != "exercise":
+        raise UsageError("TODO=k goes with 'make exercise N'")
+    if args.todo is not None and args.todo < 1:
+        raise UsageError("TODO=k counts holes from 1")
+    if args.results and args.command not in ("check", "lab", "grade"):
+        raise UsageError("RESULTS=DIR goes with 'make check', 'make lab N' and 'make grade N'")
+    if args.command in EXERCISE:
+        from labkit import holes
+        holes.load(series.lookup(args.number))      # HolesError: no exercise there
+
+
 def target_kernel(args):
-    return "upstream" if args.kernel == "upstream" else args.number
+    """The kernel to run: KERNEL= when given, else the checkpoint's own."""
+    return args.number if args.kernel is None else args.kernel
 
 
 def cmd_list(args):
@@ -154,10 +268,17 @@ def cmd_list_checks(args):
 
 def cmd_clean(args):
     if args.all:
+        unsaved = exercise.unexported(tree.Tree(args.build_dir))
+        if unsaved and not args.force:
+            raise HarnessError(
+                "build/linux holds exercise work that work/ does not have: "
+                + ", ".join(f"'make save {n}'" for n in unsaved)
+                + " first (or 'make distclean FORCE=1' to throw it away)")
         shutil.rmtree(args.build_dir, ignore_errors=True)
         print(f"removed {args.build_dir}")
         return 0
-    for sub in ("obj", "logs", "docs", "initramfs-src", "initramfs.cpio", "robust", "bench"):
+    for sub in ("obj", "logs", "initramfs-src", "initramfs.cpio", "robust", "bench",
+                *docs.EDITIONS.values()):
         path = os.path.join(args.build_dir, sub)
         if os.path.isdir(path):
             shutil.rmtree(path)
@@ -170,10 +291,11 @@ def cmd_clean(args):
 def cmd_docs(args):
     """make docs [N]: the whole series, or checkpoint N's view."""
     deps.require(deps.DOCS_PACKAGES)
-    out = docs.out_dir(args.number, args.build_dir)
+    out = docs.out_dir(args.number, args.build_dir, args.answers)
     view = "the whole series" if args.number is None else f"checkpoint {args.number}"
-    ui.step(f"building the docs of {view} (asciidoctor, dot, pandoc)")
-    ok, messages = docs.build(out, args.number)
+    which = {None: "", False: ", student edition", True: ", instructor's key"}[args.answers]
+    ui.step(f"building the docs of {view}{which} (asciidoctor, dot, pandoc)")
+    ok, messages = docs.build(out, args.number, args.answers)
     ui.block(messages)
     if ok:
         for path in docs.outputs(out):
@@ -181,14 +303,43 @@ def cmd_docs(args):
     return 0 if ok else 1
 
 
+def cmd_exercise(args, session):
+    """make exercise|save|grade|solution N (exercise.py)."""
+    session.prepare()
+    number = args.number
+    if args.command == "exercise":
+        with tree.lock(session.build_dir):
+            branch = exercise.start(session.tree, number, args.todo)
+        ui.step(f"exercise {number} is checked out in {session.tree.path}, branch {branch}")
+        ui.block(exercise.todo_report(session.tree, number), indent="")
+        print(f"\nEdit those files, then 'make lab {number} STUDENT=1' (or 'make grade "
+              f"{number}'); 'make save {number}' keeps your work in work/{number:02d}.patch.")
+        return 0
+    if args.command == "solution":
+        print(exercise.solution(session.tree, number))
+        return 0
+    saved = exercise.save(session.tree, number)
+    if saved:
+        ui.step(f"saved your work in {os.path.relpath(saved)} (commit it with git)")
+    else:
+        ui.info(f"no work on exercise {number} yet: nothing saved")
+    if args.command == "save":
+        return 0
+    from labkit import studentgrade
+    k = session.kernel(number, flavour="student")
+    result = studentgrade.grade(session, number, k, args.results)
+    return result.close() if isinstance(result, ui.Tally) else result
+
+
 def cmd_numbered(args, session):
     session.prepare()
     kernel = target_kernel(args)
+    flavour = "student" if args.student else None
     if args.command == "lab":
         tally = labrun.run_one_lab(session, args.number, kernel, only=args.check,
-                                   debug=args.debug)
-        return tally.close()
-    k = session.kernel(kernel, args.debug)
+                                   debug=args.debug, flavour=flavour)
+        return tally.close(args.results, f"make lab {args.number}")
+    k = session.kernel(kernel, args.debug, flavour)
     if args.command == "kernel":
         print(k.bzimage)
         print(k.vmlinux)
@@ -199,7 +350,7 @@ def cmd_numbered(args, session):
         return qemu.interactive(k, initrd, ["shell"])
     cp = series.lookup(args.number)
     log = os.path.join(session.logs, f"gdb-{k.name}.console.log")
-    gdbrun.interactive(k, initrd, cp, args.gdb_port, log)
+    gdbrun.interactive(k, initrd, cp, args.gdb_port or gdbrun.free_port(), log)
     return 0
 
 
@@ -218,10 +369,15 @@ def dispatch(argv):
     if args.command == "deps":
         return 0 if deps.ensure() else 1
     session = labrun.Session(args.build_dir, args.timeout)
+    cp = series.lookup(args.number) if args.command in NUMBERED else None
+    session.packages = deps.needed(args.command, needs_gdb=bool(cp and cp.needs_gdb),
+                                   full=args.full)
     if args.command == "check":
         from labkit import check
         session.debug_all = args.debug  # make check DEBUG=1: every checkpoint's debug variant
         session.seed = args.seed        # make check SEED=S: replay its hostile-input run
+        session.full = args.full        # make check FULL=1: upstream's debug kernel, ftracetest on both
+        session.results = args.results  # make check RESULTS=DIR: JUnit XML and JSON there
         return check.run(session)
     if args.command == "rebase":
         return rebase.rebase(session, args.base)
@@ -232,6 +388,8 @@ def dispatch(argv):
             kernels = [w if w == "upstream" else parse_checkpoint("bench", w)
                        for w in args.bench_kernels.split()]
         return bench.run(session, kernels, full=args.full)
+    if args.command in EXERCISE:
+        return cmd_exercise(args, session)
     if args.command == "robust":
         from labkit import robust
         session.prepare()
@@ -241,14 +399,19 @@ def dispatch(argv):
 
 def main(argv):
     """Run one command. The harness's own errors (labkit.errors) end it
-    with their message and exit code; anything else is a harness bug and
-    stays a traceback."""
+    with their message and exit code, Ctrl-C with exit code 130 once every
+    guest is stopped (labkit.interrupt); anything else is a harness bug
+    and stays a traceback."""
+    interrupt.install()
     try:
         return dispatch(argv)
     except HarnessError as e:
         if str(e):
             ui.error(str(e))
         return e.exit_code
+    except KeyboardInterrupt:
+        ui.error("interrupted: the guests it started are stopped")
+        return 130
 
 
 if __name__ == "__main__":

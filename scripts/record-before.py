@@ -12,9 +12,36 @@ and the gdb records, from gdb logs (build/logs/gdb-cpM-labNN.gdb.log, or
     scripts/record-before.py --gdb NN LOG          gdb.expected (checkpoint NN)
     scripts/record-before.py --gdb-before NN LOG   gdb.before (checkpoint NN-1)
 
+and exercises/NN-*/skeleton.before, the same for the skeleton of
+exercise NN, from the console log make check leaves
+(build/logs/skeleton-labNN.log; for lab 02, gdb-skeleton-cp2-lab02.console.log):
+
+    scripts/record-before.py --skeleton NN LOG
+
 A recorded gdb.expected holds the numbers and words of that run: put the
 placeholders back (<N>, <WORD>: lab 07's tick count and the function the
 irqsoff tracer caught first) before committing it.
+
+and the conformance corpus's record of differences from 6.1, from the
+console logs of upstream and of checkpoints that ran the corpus (the
+checkpoint's name from its log's, check-cpN.log):
+
+    scripts/record-before.py --conformance UPSTREAM_LOG CHECKPOINT_LOG...
+
+rewrites those checkpoints' sections of labs/conformance/expected-differences:
+each case that differs, with its first differing line, in the group of
+cases (a "#" line saying why) it was in; new cases go last, under a
+comment to replace with the reason.
+
+and the lab checks whose output the debug configuration changes on
+upstream 6.1 itself, from the console log of upstream's debug kernel
+(build/logs/check-upstream-debug.log):
+
+    scripts/record-before.py --debug LOG
+
+rewrites labs/debug-differences: each check that differs from
+'expected' there, with the output it gave; a reason already recorded
+stays, a new entry says "say why" until one is written.
 
 make check leaves such logs: build/logs/check-cpM.log runs lab M+1 on
 checkpoint M, and build/logs/gdb-cpM-labNN.console.log a "# flags: gdb"
@@ -22,11 +49,12 @@ lab. A check whose first difference is a setup line is reported, not
 recorded: improve the check first."""
 
 import os
+import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from labkit import grade, protocol, series  # noqa: E402
+from labkit import exercise, grade, holes, protocol, series  # noqa: E402
 
 HEADER = """# What each feature check of this lab prints on the checkpoint before it,
 # up to and including its first line that differs from 'expected'. make
@@ -34,8 +62,17 @@ HEADER = """# What each feature check of this lab prints on the checkpoint befor
 # (scripts/labkit/grade.py). Re-record with scripts/record-before.py.
 """
 
+SKELETON_HEADER = """# What each check of this lab that fails on the skeleton of its exercise
+# (checkpoint N with its holes left out) prints there, up to and including
+# its first line that differs from 'expected'; a check not listed passes
+# on the skeleton. make check (FULL=1) fails when that changes
+# (grade.grade_on_skeleton). Re-record with scripts/record-before.py.
+"""
 
-def record(number, logs):
+
+def record(number, logs, skeleton=False):
+    """Write the 'before' of lab 'number' (with skeleton=True, the
+    skeleton.before of its exercise) from guests' console logs."""
     cp = series.lookup(number)
     expected = grade.load_expected(cp.lab_dir)
     sections, problems = {}, []
@@ -46,9 +83,15 @@ def record(number, logs):
         if lab is None:
             continue
         for check in lab.checks:
+            want, got = grade.want_on(check, expected, number) or [], grade.normalise(check.output)
+            if skeleton:
+                # every check the holes break, guards too; a write that
+                # fails is the missing mechanism (grade.grade_on_skeleton)
+                if not grade.matches(check, want)[0]:
+                    sections[check.id] = grade.before_record(want, got)
+                continue
             if check.kind != "check":
                 continue
-            want, got = expected.get(check.id, []), grade.normalise(check.output)
             if grade.setup_difference(want, got):
                 problems.append(f"{check.id}: first difference is a setup line: "
                                 f"{grade.before_record(want, got)[-1]}")
@@ -56,7 +99,12 @@ def record(number, logs):
     text = HEADER
     for ident, lines in sections.items():
         text += f"\n## check: {ident}\n" + "".join(l + "\n" for l in lines)
-    with open(os.path.join(cp.lab_dir, grade.BEFORE), "w", encoding="utf-8") as f:
+    if skeleton:
+        text = SKELETON_HEADER + text[len(HEADER):]
+        path = os.path.join(holes.exercise_dir(cp), exercise.SKELETON_BEFORE)
+    else:
+        path = os.path.join(cp.lab_dir, grade.BEFORE)
+    with open(path, "w", encoding="utf-8") as f:
         f.write(text)
     return problems
 
@@ -92,10 +140,74 @@ def record_gdb(which, number, log):
     return 0
 
 
+def record_conformance(upstream_log, logs):
+    from labkit import conformance
+    corpus = conformance.load_corpus()
+
+    def corpus_run(log):
+        with open(log, errors="replace") as f:
+            return conformance.parse_guest(f.read().splitlines())
+
+    reference = corpus_run(upstream_log)
+    measured = {}
+    for log in logs:
+        m = re.search(r"check-(cp\d+)\.log$", log)
+        if not m:
+            print(f"{log}: not a make check console log (check-cpN.log)")
+            return 1
+        measured[m.group(1)] = conformance.compare(corpus, reference, corpus_run(log))
+    with open(conformance.EXPECTED, encoding="utf-8") as f:
+        text = conformance.record_text(f.read(), measured)
+    with open(conformance.EXPECTED, "w", encoding="utf-8") as f:
+        f.write(text)
+    for tag, differences in measured.items():
+        print(f"{tag}: {len(differences)} case(s) differ from 6.1")
+
+
+DEBUG_HEADER = """# Lab checks whose output the debug configuration (scripts/debug.config,
+# two vCPUs) changes on unmodified 6.1 itself, each with the reason and
+# the output upstream's debug kernel gives (normalised):
+#
+#   ## LAB ID: REASON
+#   lines
+#
+# On a debug kernel, upstream's included, a check passes when it matches
+# the lab's 'expected', or when it is listed here and matches what is
+# recorded; anything else fails (scripts/labkit/grade.py). Re-record
+# with scripts/record-before.py --debug.
+"""
+
+
+def record_debug(log):
+    with open(log, errors="replace") as f:
+        report = protocol.parse(f.read().splitlines())
+    old = grade.load_debug_differences()
+    entries = {}
+    for key, lab in sorted(report.labs.items()):
+        cp = series.lookup(int(key))
+        expected = grade.load_expected(cp.lab_dir)
+        for check in lab.checks:
+            if not grade.grade_check(check, expected, "upstream", cp.number).ok:
+                reason = old.get((key, check.id), ("say why",))[0]
+                entries[(key, check.id)] = (reason, grade.normalise(check.output))
+    with open(grade.DEBUG_DIFFERENCES, "w", encoding="utf-8") as f:
+        f.write(grade.format_debug_differences(DEBUG_HEADER, entries))
+    for (key, ident), (reason, _lines) in sorted(entries.items()):
+        print(f"{key} {ident}: {reason}")
+    return 0
+
+
 def main(argv):
+    if argv and argv[0] == "--conformance":
+        return record_conformance(argv[1], argv[2:])
+    if argv and argv[0] == "--debug":
+        return record_debug(argv[1])
     if argv and argv[0] in ("--gdb", "--gdb-before"):
         return record_gdb(argv[0], int(argv[1]), argv[2])
-    problems = record(int(argv[0]), argv[1:])
+    skeleton = bool(argv) and argv[0] == "--skeleton"
+    if skeleton:
+        argv = argv[1:]
+    problems = record(int(argv[0]), argv[1:], skeleton)
     for p in problems:
         print(p)
     return 1 if problems else 0

@@ -13,7 +13,7 @@
 #  - the first time post triggers run: stacktrace:5 if bytes_req >= 512
 #    on kmem:kmalloc, after the record of the first 4096-byte
 #    allocation was made and (kmalloc being soft disabled) discarded.
-#    Watch for: count=5 still (stacktrace_count_trigger() has not run
+#    Watch for: count=5 still (stacktrace_trigger() has not run
 #    yet), the filter text, and in the backtrace the seq_file read
 #    that allocates.
 # Both breakpoints are deleted at their first stop: these functions

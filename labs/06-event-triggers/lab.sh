@@ -1,6 +1,6 @@
 #!/bin/sh
 # description: Event triggers: a command run by a trace event, with a count and a filter
-# requires: events/kmem/kmalloc/enable events/syscalls/sys_enter_read/enable snapshot trace_marker
+# requires: events/kmem/kmalloc/enable events/syscalls/sys_enter_read/enable events/syscalls/sys_enter_umask/enable snapshot trace_marker
 #
 # Lab 06: every event has a "trigger" file. "CMD[:count] [if FILTER]"
 # written there runs CMD each time the event fires (and its record
@@ -10,15 +10,24 @@
 # nothing.
 #
 # The events were picked so that only the lab makes them fire:
-# syscalls of the lab's own shell (read, chdir), kmem:kmalloc of 512
-# bytes or more (while the stacktrace check runs, only its reads of the
-# trigger file ask for that much), and initcall:initcall_finish, which
-# fires during boot and never again.
+# syscalls of the lab's own shell (read, chdir, umask), kmem:kmalloc of
+# 512 bytes or more by the lab's own shell (a filter on common_pid), and
+# initcall:initcall_finish, which fires during boot and never again.
 
 KMALLOC=events/kmem/kmalloc
 READ=events/syscalls/sys_enter_read
 CHDIR=events/syscalls/sys_enter_chdir
 QUIET=events/initcall/initcall_finish
+UMASK=events/syscalls/sys_enter_umask
+PRINT=events/ftrace/print
+
+# my_pid: set MY_PID to the pid of the shell running the check (each
+# check runs in a subshell of its own, where $$ is still the lab's);
+# /proc/self, read by a builtin, is that shell. Not "$(my_pid)": that
+# would be the pid of the command substitution's own subshell.
+my_pid() {
+	read -r MY_PID _rest < /proc/self/stat
+}
 
 # state EVENT_DIR: what the event's enable file reads. The shell's
 # "read" is used, not cat: no program is started.
@@ -77,35 +86,24 @@ check article "enable_event:kmem:kmalloc:1 on sys_enter_read: kmalloc records no
 
 # A counted, filtered post trigger on a regular TRACE_EVENT. Reading a
 # file of tracefs allocates its seq_file page, 4096 bytes, before the
-# first line is printed: that is the only kmalloc of 512 bytes or more
-# here, so each of the three reads is one hit and shows the count after
-# it. The removal ends the test; kmalloc is soft disabled, so its own
-# records are discarded, but the stack traces are kept.
-stacktrace_once() {
-	setup 'stacktrace:5 if bytes_req >= 512' $KMALLOC/trigger
+# first line is printed. The filter also names the check's own shell
+# (common_pid), so another task's allocation cannot take a count: each
+# of the three reads is one hit and shows the count after it. The
+# listing is printed without the pid, which differs from run to run. The
+# removal ends the test; kmalloc is soft disabled, so its own records
+# are discarded, but the stack traces are kept.
+stacktrace() {
+	my_pid
+	_pid=$MY_PID
+	setup "stacktrace:5 if bytes_req >= 512 && common_pid == $_pid" $KMALLOC/trigger
 	for _i in 1 2 3; do
-		while read -r _l; do echo "read $_i: $_l"; done < $KMALLOC/trigger
+		while read -r _l; do echo "read $_i: ${_l% && common_pid == $_pid}"; done < $KMALLOC/trigger
 	done
 	try_write '!stacktrace' $KMALLOC/trigger
 	echo "stack traces in the buffer: $(stack_entries)"
 	echo "  of them through seq_buf_alloc: $(grep -c '=> seq_buf_alloc$' trace)"
 	echo "kmalloc records in the buffer: $(grep -c ' kmalloc: ' trace)"
 	state $KMALLOC
-}
-
-# Rarely, another task allocates 512 bytes or more while the trigger is
-# armed: that hit takes a count and leaves a stack trace that does not go
-# through seq_buf_alloc. Then the experiment is run again (at most three
-# times), from an empty buffer.
-stacktrace() {
-	for _try in 1 2 3; do
-		echo > trace
-		stacktrace_once > /tmp/.stacktrace
-		_all=$(stack_entries)
-		_ours=$(grep -c '=> seq_buf_alloc$' trace)
-		[ "$_all" = "$_ours" ] && break
-	done
-	cat /tmp/.stacktrace
 }
 check stacktrace "stacktrace:5 if bytes_req >= 512 on kmalloc: three 4096-byte allocations, count=2, three stack traces" stacktrace
 
@@ -247,3 +245,73 @@ instance() {
 	state $KMALLOC
 }
 check instance "triggers in instances/lab06 act on lab06 only" instance
+
+# chdir_records: how many sys_enter_chdir records the buffer holds.
+chdir_records() {
+	grep -c ' sys_chdir(' trace
+}
+
+# disable_event turns its target off at the hit: the target's
+# SOFT_DISABLED bit is set, and it records nothing from then on. A
+# filtered enable_event turns it on only at a hit whose record matches.
+# The triggering event is umask(), a builtin of the shell: "umask N"
+# makes three calls, umask(0), umask(old) and umask(N).
+enable_disable() {
+	echo 1 > $CHDIR/enable
+	setup 'disable_event:syscalls:sys_enter_chdir' $UMASK/trigger
+	cd .
+	umask 022
+	cd .
+	echo "chdir records, one cd before umask and one after: $(chdir_records)"
+	state $CHDIR
+	try_write '!disable_event:syscalls:sys_enter_chdir' $UMASK/trigger
+	state $CHDIR
+	echo > trace
+	setup 'enable_event:syscalls:sys_enter_chdir if mask == 63' $UMASK/trigger
+	umask 022
+	cd .
+	echo "chdir records after umask 022 (no match): $(chdir_records)"
+	umask 077
+	cd .
+	echo "chdir records after umask 077 (mask 63 matches): $(chdir_records)"
+	show $UMASK/trigger
+	state $CHDIR
+}
+check enable-disable "disable_event stops its target at the hit; a filtered enable_event starts it only on a match" enable_disable
+
+# A filtered trigger needs the record of its hit to test the filter on.
+# With tracing_on at 0 no record can be reserved in the buffer: it is
+# built in a scratch buffer that nobody reads, so that a filtered traceon
+# can still turn tracing back on. The filter names the check's shell.
+scratch() {
+	show $CHDIR/trigger
+	setup 'traceon if common_pid == 0' $CHDIR/trigger
+	echo 0 > tracing_on
+	cd .
+	read -r _on < tracing_on
+	echo "tracing_on after a chdir that does not match: $_on"
+	try_write '!traceon' $CHDIR/trigger
+	my_pid
+	setup "traceon if common_pid == $MY_PID" $CHDIR/trigger
+	cd .
+	read -r _on < tracing_on
+	echo "tracing_on after a chdir of this shell: $_on"
+	echo "chdir records: $(chdir_records)"
+}
+check scratch "a filtered traceon hit while tracing_on is 0 turns tracing on" scratch
+
+# Writes to trace_marker are the hits of ftrace/print, whose trigger
+# file is made with the instance's files (the event cannot be enabled).
+# traceoff is a post trigger: the mark that stops tracing is recorded,
+# the next one is not.
+marker() {
+	show $PRINT/trigger
+	try_write 'traceoff' $PRINT/trigger
+	mark "one"
+	read -r _on < tracing_on
+	echo "tracing_on: $_on"
+	messages trace
+	try_write "two" trace_marker
+	show $PRINT/trigger
+}
+check marker "traceoff on ftrace/print: the first write to trace_marker is recorded, then tracing stops" marker

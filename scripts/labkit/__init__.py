@@ -12,5 +12,6 @@ Modules, in the order a lab run uses them:
   ftmatrix  what ftracetest must report at each checkpoint
   gdbrun    gdb, interactive and unattended
   ui        progress lines and verdicts
+  interrupt Ctrl-C: stop every guest and build, start nothing queued
   errors    the harness's own errors (HarnessError)
 """

@@ -1,24 +1,28 @@
 """make check: the whole product, tested.
 
   1. the harness's own tests (grading, normalisation, protocol, timeouts,
-     crash detection, argument parsing)
+     crash detection, argument parsing), and pyflakes on the harness and
+     the gdb helpers
   2. checkpatch.pl --strict on every patch of the series, and whether the
      series applies to patches/BASE and to the newest linux-source-6.1
   3. the docs build
   4. upstream 6.1 (the reference), then the last checkpoint (its debug
-     kernel builds beside it, early), then checkpoints 0, 1, ... in order:
-     build, boot once running every lab up to the checkpoint (they must
-     pass), the next lab (its feature checks must fail), ftracetest
-     (results as labs/ftracetest.matrix says) and the conformance corpus
+     kernel builds early, beside the others), then checkpoints 0, 1, ...
+     in order: build, run what needs gdb (each lab's gdb script on its
+     own checkpoint, the next one's, which must fail there, and the gdb
+     helpers' self-test on upstream), and queue one boot for a guest lane
+     running every lab up to the checkpoint (they must pass), the next lab
+     (its feature checks must fail), ftracetest (results as
+     labs/ftracetest.matrix says) and the conformance corpus
      (labs/conformance: every case as on upstream, but the differences
      recorded for that checkpoint); on upstream and the last checkpoint
      the whole ftracetest suite instead of the matrix list (every test that
      passes on upstream passes on the last checkpoint; the matrix is
-     graded on the suite's results)
+     graded on the suite's results). Boots are graded once all kernels are
+     built, upstream's first.
   5. the harness against real guests: a panicking guest fails fast, a hung
      guest times out, a broken expectation fails with a diff
-  6. each lab's gdb script, unattended, on its own checkpoint, and every
-     gdb helper on upstream 6.1 (gdb-scripts/selftest)
+  6. the debug kernels and the robustness tests (debug.py)
 """
 
 import copy
@@ -26,25 +30,61 @@ import io
 import os
 import re
 import subprocess
-import threading
 import time
 import unittest
 
-from . import (conformance, docexamples, docs, gdbrun, grade, labrun, protocol, qemu, rebase, series,
+from . import (conformance, docexamples, docs, exercise, gdbrun, grade, holes, labrun,
+               namecheck, protocol, qemu, rebase, robust, series,
                source, timing, ui)
 from .errors import HarnessError
 
 
+class _Outcomes(unittest.TextTestResult):
+    """A test result that also keeps the ids of the tests that passed: a
+    test neither failed nor skipped may not have run at all (its class's
+    setUpClass raised)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.passed = set()
+
+    def addSuccess(self, test):
+        super().addSuccess(test)
+        self.passed.add(test.id())
+
+
 def self_tests(tally):
+    """The unit tests, in this process. Some run ftlab's commands with a
+    build folder of their own, which sets FTLAB_BUILD_DIR: the environment
+    is put back after them, so that the parts after write to make check's
+    build folder (the docs did to a test's private one)."""
     ui.step("harness self-tests (scripts/tests)")
-    suite = unittest.defaultTestLoader.discover(os.path.join(series.ROOT, "scripts", "tests"),
-                                                top_level_dir=os.path.join(series.ROOT, "scripts"))
+    saved = dict(os.environ)
+    try:
+        grade_unittests(unittest.defaultTestLoader.discover(
+            os.path.join(series.ROOT, "scripts", "tests"),
+            top_level_dir=os.path.join(series.ROOT, "scripts")), tally)
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+
+
+def grade_unittests(suite, tally):
+    """Run a unittest suite: one verdict per test, a skipped one counted
+    as skipped, with its reason."""
     names = [t.id() for t in _iter_tests(suite)]   # the runner empties the suite
     stream = io.StringIO()
-    result = unittest.TextTestRunner(stream=stream, verbosity=2).run(suite)
+    result = unittest.TextTestRunner(stream=stream, verbosity=2, resultclass=_Outcomes).run(suite)
     failed = {t.id(): tb for t, tb in result.failures + result.errors}
-    for name in names:
-        tally.record(name not in failed, "harness " + name.split(".", 1)[-1])
+    skipped = {t.id(): why for t, why in result.skipped}
+    # a class or module fixture that failed is reported under its own id
+    for name in [n for n in failed if n not in names] + names:
+        title = "harness " + name.split(".", 1)[-1]
+        if name in skipped:
+            tally.skip(title, skipped[name])
+            continue
+        tally.record(name in result.passed, title, "" if name in result.passed or name in failed
+                     else "(did not run)")
         if name in failed:
             ui.block(failed[name].splitlines()[-15:])
 
@@ -55,6 +95,22 @@ def _iter_tests(suite):
             yield from _iter_tests(item)
         else:
             yield item
+
+
+LINTED = ("scripts", "gdb-scripts")
+
+
+def pyflakes(tally, paths=LINTED, cwd=series.ROOT):
+    """pyflakes (Debian's python3-pyflakes) over the harness and the gdb
+    helpers: one verdict, failed by any finding (an unused import, an
+    undefined name), each shown."""
+    ui.step(f"pyflakes on {', '.join(paths)}")
+    r = subprocess.run(["pyflakes3"] + list(paths), cwd=cwd,
+                       capture_output=True, text=True)
+    findings = [l for l in (r.stdout + r.stderr).splitlines() if l.strip()]
+    tally.record(r.returncode == 0 and not findings, f"pyflakes {' '.join(paths)}: no findings",
+                 f"({len(findings)} finding(s))" if findings else "")
+    ui.block(findings[:40])
 
 
 def accepted_exceptions(patch_text):
@@ -100,8 +156,8 @@ def series_versions(session, tally):
     offered = source.offered_versions()
     newest = offered[0] if offered else None
     if newest is None:
-        ui.skip(f"the series on the newest {source.PACKAGE}",
-                "apt knows no version of it: no package lists or no network")
+        tally.skip(f"the series on the newest {source.PACKAGE}",
+                   "apt knows no version of it: no package lists or no network")
     ui.step(f"does the series apply to {source.PACKAGE} {base} (patches/BASE)"
             + (f" and {newest} (newest in the archive)" if newest and newest != base else "") + "?")
     for version in dict.fromkeys(v for v in (base, newest) if v):
@@ -111,7 +167,7 @@ def series_versions(session, tally):
         try:
             ok, words = rebase.applies(session.build_dir, version)
         except source.SourceError as e:
-            ui.skip(title, f"cannot fetch it: {e}")
+            tally.skip(title, f"cannot fetch it: {e}")
             continue
         tally.record(ok, title, f"({words})")
 
@@ -122,54 +178,92 @@ class Reference:
     ftracetest_all = None   # {test: result}
 
 
-def kernel_pass(session, kernel, tally, reference, beside=None):
-    """Build one kernel and, in one boot, run its labs, the ftracetest
-    matrix list and the conformance corpus (and, on upstream and the last
-    checkpoint, the whole ftracetest suite). Upstream's run fills
-    'reference'; a checkpoint's run is compared with it. beside(kernel),
-    when given, runs in a thread while the kernel's guests run, with the
-    tree still checked out at it (the debug part builds there)."""
+class Pass:
+    """One plain kernel's pass: built, its gdb runs done while the tree was
+    at it, its one boot queued for a guest lane (booted: a Future of
+    (qemu.Run, report))."""
+
+    def __init__(self, kernel, k, booted):
+        self.kernel, self.k, self.booted = kernel, k, booted
+
+
+def boot_plan(kernel):
+    """The labs of one plain kernel's boot (every lab up to its checkpoint,
+    and the next one, whose feature checks must fail here: the labs whose
+    previous checkpoint the kernel has), then the ftracetest list (the
+    whole suite on upstream and the last checkpoint: it runs the list's
+    tests too, and the matrix is graded on its results), the docs'
+    examples and the conformance corpus."""
+    cps = series.checkpoints()
+    labs = [cp for cp in cps if cp.has_lab and series.has_checkpoint(kernel, cp.number - 1)]
+    whole_suite = kernel in ("upstream", series.last_checkpoint() if cps else None)
+    plain = [cp for cp in labs if not cp.needs_gdb]
+    plan = ([labrun.lab_item(cp.number) for cp in plain]
+            + [conformance.FTALL_ITEM if whole_suite else "ftracetest",
+               docexamples.PLAN_ITEM, conformance.PLAN_ITEM])
+    return labs, plain, whole_suite, plan
+
+
+def start_pass(session, kernel, tally, lanes):
+    """Build one kernel, run what needs its tree checked out (its gdb
+    scripts), and queue its boot for a lane; returns a Pass, or None when
+    the build failed (which fails this kernel, not the run)."""
     try:
-        k = session.kernel(kernel)
+        with lanes.busy():
+            k, why = session.kernel(kernel), []
     except HarnessError as e:   # a patch or build failure fails this kernel, not the run
-        tally.record(False, f"build {series.kernel_name(kernel)}")
-        ui.block(str(e).splitlines())
-        return None, None
-    tally.record(True, f"build {k.label}")
+        k, why = None, str(e).splitlines()
+    tally.record(k is not None, f"build {series.kernel_name(kernel)}")
+    ui.block(why)
+    if k is None:
+        return None
     problems = k.debug_info_problems()
     tally.record(not problems, f"debug info [{k.name}]: full in kernel/ and for struct mount, "
                  "-g1 elsewhere",
                  "; ".join(problems))
-    helper = None
-    if beside is not None:
-        helper = threading.Thread(target=beside, args=(kernel,), daemon=True)
-        helper.start()
-    try:
-        return run_kernel(session, k, kernel, tally, reference)
-    finally:
-        if helper is not None:
-            helper.join()
+    labs, _plain, _whole, plan = boot_plan(kernel)
+    booted = lanes.submit(session.boot, k, plan, f"check-{k.name}")
+    with lanes.busy():
+        gdb_runs(session, k, kernel, labs, tally)
+    return Pass(kernel, k, booted)
 
 
-def run_kernel(session, k, kernel, tally, reference):
-    """kernel_pass's guests and gdb runs on the built kernel k."""
-    cps = series.checkpoints()
-    last = series.last_checkpoint() if cps else None
-    # every lab up to the kernel's checkpoint, and the next one (whose
-    # feature checks must fail here): the labs whose previous checkpoint
-    # the kernel has
-    labs = [cp for cp in cps if cp.has_lab and series.has_checkpoint(kernel, cp.number - 1)]
-    plain = [cp for cp in labs if not cp.needs_gdb]
-    # the whole suite runs the matrix list's tests too: where it runs, the
-    # matrix is graded on its results instead of a second run of them
-    whole_suite = kernel in ("upstream", last)
-    plan = ([labrun.lab_item(cp.number) for cp in plain]
-            + [conformance.FTALL_ITEM if whole_suite else "ftracetest",
-               docexamples.PLAN_ITEM, conformance.PLAN_ITEM])
-    run, report = session.boot(k, plan, f"check-{k.name}")
+def gdb_runs(session, k, kernel, labs, tally):
+    """What runs under gdb while the tree is checked out at kernel (gdb
+    shows its source lines): the gdb labs, the kernel's own lab's gdb
+    script and the next lab's (which must fail here), and on upstream the
+    gdb helpers' self-test."""
+    for cp in labs:
+        if cp.needs_gdb and (getattr(session, "full", False) or gdb_lab_wanted(cp, kernel)):
+            labrun.run_gdb_lab(session, k, cp, kernel, tally)
+    if kernel == "upstream":
+        gdb_helpers_selftest(session, k, tally)
+        return
+    gdb_check(session, k, series.lookup(kernel), tally)
+    following = series.lookup(kernel + 1)
+    if (following is not None and not following.needs_gdb
+            and os.path.exists(gdbrun.lab_gdb_script(following))):
+        labrun.gdb_before(session, k, following, tally)
+
+
+def gdb_lab_wanted(cp, kernel):
+    """Where plain make check runs a lab that needs gdb (each run boots a
+    guest under gdb): on upstream (the reference), the checkpoint before
+    the lab's (its checks must fail), its own and the last (features
+    stay). FULL=1 runs it on every kernel that has the checkpoint before."""
+    return kernel in ("upstream", cp.number - 1, cp.number, series.last_checkpoint())
+
+
+def grade_pass(p, tally, reference):
+    """Grade a Pass's boot once it is over: labs, the ftracetest list or
+    suite, the docs' examples and the conformance corpus. Upstream's
+    fills 'reference' (graded first); a checkpoint's is compared with it.
+    Returns the report, or None when the boot failed."""
+    k, kernel = p.k, p.kernel
+    run, report = p.booted.result()
     if not labrun.grade_boot(run, tally, f"boot {k.label}"):
-        return k, None
-    tally.record(True, f"boot {k.label} and finish in {run.seconds:.0f} s")
+        return None
+    _labs, plain, whole_suite, _plan = boot_plan(kernel)
     for cp in plain:
         labrun.grade_lab(report, cp, kernel, tally)
     labrun.grade_ftracetest(report, kernel, tally, run.log)
@@ -184,23 +278,8 @@ def run_kernel(session, k, kernel, tally, reference):
         conformance.grade_checkpoint(corpus, kernel, run, reference.corpus, tally)
     if whole_suite and kernel != "upstream" and reference.ftracetest_all:
         conformance.grade_ftall(reference.ftracetest_all, protocol.ftracetest_results(report),
-                                conformance.load_exceptions(), kernel, tally, run.log)
-    for cp in labs:
-        if cp.needs_gdb:
-            labrun.run_gdb_lab(session, k, cp, kernel, tally)
-    # While this kernel is built and its tree checked out: its own lab's
-    # gdb script, and on upstream the gdb helpers' self-test. (Done after
-    # all kernels, they made every kernel a second time.)
-    if kernel != "upstream":
-        gdb_check(session, k, series.lookup(kernel), tally)
-        # the next lab's gdb script must fail here, for its own reason
-        following = series.lookup(kernel + 1)
-        if (following is not None and not following.needs_gdb
-                and os.path.exists(gdbrun.lab_gdb_script(following))):
-            labrun.gdb_before(session, k, following, tally)
-    else:
-        gdb_helpers_selftest(session, k, tally)
-    return k, report
+                                kernel, tally, run.log)
+    return report
 
 
 def harness_on_real_guests(session, k, report, upstream, tally):
@@ -280,12 +359,16 @@ def gdb_helpers_selftest(session, k, tally):
 
 
 class Parts:
-    """How long each part of make check took, printed at its end."""
+    """How long each part of make check took, printed at its end. The
+    tally's verdicts are grouped by the part that recorded them."""
 
-    def __init__(self):
+    def __init__(self, tally=None):
         self.times = []
+        self.tally = tally
 
     def time(self, name, fn, *args, **kwargs):
+        if self.tally is not None:
+            self.tally.group = name
         timer = ui.Timer()
         result = fn(*args, **kwargs)
         self.times.append((name, timer.seconds))
@@ -314,33 +397,51 @@ def plain_pass_order(cps):
 def run(session):
     started = time.time()
     timer = ui.Timer()
-    parts = Parts()
     tally = ui.Tally()
-    parts.time("harness self-tests", self_tests, tally)
+    parts = Parts(tally)
+    # the tree first: some self-tests use its files (usr/gen_init_cpio.c,
+    # ftracetest's functions), and must not skip for want of them
     parts.time("tree and packages", session.prepare)
+    parts.time("harness self-tests", self_tests, tally)
+    parts.time("pyflakes", pyflakes, tally)
     parts.time("checkpatch", checkpatch, session, tally)
     parts.time("series versions", series_versions, session, tally)
-    parts.time("docs", docs.check, tally)
+    parts.time("docs", docs.check, tally, session.build_dir)
+    parts.time("names", namecheck.check, session, tally)
     cps = series.checkpoints()
-    reference = Reference()
-    # The debug kernels (issue 13) build and boot beside the plain ones.
+    exercises = [cp.number for cp in cps if holes.has_exercise(cp)]
+    parts.time("exercises: skeletons", exercise.check_skeletons, session, tally, exercises)
+    # Every guest takes a lane, two at once (one per core), one while a
+    # build or a gdb run goes on beside; the debug part (debug.py) builds
+    # its kernels in a checkout of their own and queues their guests too.
+    lanes = robust.Lanes()
     from . import debug
-    debug_part = debug.DebugPart(session, getattr(session, "debug_all", False),
+    debug_part = debug.DebugPart(session, lanes, getattr(session, "full", False),
+                                 getattr(session, "debug_all", False),
                                  getattr(session, "seed", None))
-
-    def beside(kernel):
-        return debug_part.build_beside if debug_part.wants(kernel) else None
-
-    upstream, _report = parts.time("kernel upstream", kernel_pass, session, "upstream", tally,
-                                   reference, beside("upstream"))
-    passed = {}
-    for cp in plain_pass_order(cps):
-        passed[cp.number] = parts.time(f"kernel cp{cp.number}", kernel_pass, session, cp.number,
-                                       tally, reference, beside(cp.number))
-    first = next((passed[cp.number] for cp in cps if passed[cp.number][0] is not None), None)
+    passes = []
+    for kernel in ["upstream"] + [cp.number for cp in plain_pass_order(cps)]:
+        p = parts.time(f"kernel {series.kernel_name(kernel)}: build and gdb", start_pass,
+                       session, kernel, tally, lanes)
+        if p is not None:
+            passes.append(p)
+            debug_part.plain_built(kernel, p.k)
+    reference = Reference()
+    reports = {p.kernel: parts.time(f"kernel {series.kernel_name(p.kernel)}: its boot, graded",
+                                    grade_pass, p, tally, reference)
+               for p in sorted(passes, key=lambda p: p.kernel != "upstream")}
+    upstream = next((p.k for p in passes if p.kernel == "upstream"), None)
+    first = next((p for p in sorted(passes, key=lambda p: str(p.kernel))
+                  if p.kernel != "upstream" and reports.get(p.kernel)), None)
     if first:
-        parts.time("harness on real guests", harness_on_real_guests, session, first[0],
-                   first[1], upstream, tally)
+        with lanes.busy():
+            parts.time("harness on real guests", harness_on_real_guests, session, first.k,
+                       reports[first.kernel], upstream, tally)
+    if getattr(session, "full", False):
+        # each skeleton built from its previous checkpoint's objects, booted
+        # with its lab: the feature checks fail as skeleton.before records
+        parts.time("exercises: skeletons built and booted", exercise.check, session, tally,
+                   exercises)
     parts.time("debug kernels and robustness (the rest)", debug_part.finish, tally)
     parts.report(timer, session.logs, started)
-    return tally.close()
+    return tally.close(getattr(session, "results", None), "make check")

@@ -16,8 +16,7 @@ with the same configuration:
   * the kernel's whole ftracetest suite (plan item "ftracetest-all",
     labs/conformance/ftracetest-all.sh; it replaces the matrix list's run
     in that boot, as it runs those tests too): every test that passes on
-    6.1 must pass on the checkpoint, unless
-    labs/conformance/ftracetest-exceptions says why not.
+    6.1 must pass on the last checkpoint.
 
 make check adds PLAN_ITEM (and, on upstream and the last checkpoint,
 FTALL_ITEM) to the one boot it makes of each kernel, and grades that boot
@@ -25,6 +24,7 @@ with grade_reference (upstream), grade_checkpoint and grade_ftall.
 """
 
 import difflib
+import json
 import os
 import re
 
@@ -33,7 +33,6 @@ from . import grade, series, ui
 CONF_DIR = os.path.join(series.LABS, "conformance")
 CORPUS = os.path.join(CONF_DIR, "corpus")
 EXPECTED = os.path.join(CONF_DIR, "expected-differences")
-FT_EXCEPTIONS = os.path.join(CONF_DIR, "ftracetest-exceptions")
 
 PLAN_ITEM = "conformance"
 FTALL_ITEM = "ftracetest-all"
@@ -186,8 +185,13 @@ def with_upstream_errno(lines):
 
 
 class Difference:
-    def __init__(self, ident, diff, note=""):
-        self.id, self.diff, self.note = ident, diff, note
+    """How a case's output on a checkpoint differs from upstream's: the
+    diff, and 'first', the checkpoint's first line that differs (what
+    expected-differences records; grade.OUTPUT_ENDS when its output
+    ends first, None when the case did not run)."""
+
+    def __init__(self, ident, diff, note="", first=None):
+        self.id, self.diff, self.note, self.first = ident, diff, note, first
 
 
 def case_difference(case, reference, got):
@@ -202,7 +206,7 @@ def case_difference(case, reference, got):
     if want == have:
         return None
     diff = list(difflib.unified_diff(want, have, "upstream 6.1", "checkpoint", lineterm="", n=3))
-    return Difference(case.id, diff)
+    return Difference(case.id, diff, first=grade.before_record(want, have)[-1])
 
 
 def compare(corpus, reference, got):
@@ -260,15 +264,35 @@ def state_problems(run):
 
 
 # --- the record of expected differences -----------------------------------------
+#
+# labs/conformance/expected-differences: a section per kernel, "## cpN:
+# COUNT ...", then one line per case that differs from 6.1 there: its id
+# and the checkpoint's first line that differs from upstream's output
+# (normalised; as the labs' 'before' files record it), so that a case
+# that starts to differ for another reason fails. "#" lines group the
+# cases by why they differ. A line with spaces at either end, an empty
+# one, or one that starts with a double quote is written as a JSON
+# string, so that nothing about it is lost.
 
 _SECTION = re.compile(r"^## (upstream|cp\d+)\s*(?::\s*(\d+)\b.*)?$")
+_GROUP_COUNT = re.compile(r"\s*\(\d+\)$")
 
 
-def parse_expected(text):
-    """{tag: set(ids)} from expected-differences: a section per kernel,
-    "## cpN: COUNT ...", then the ids of the cases that differ from 6.1 on
-    it, whitespace separated, "#" lines are comments. A count that does
-    not match the ids is an error (a hand edit gone wrong)."""
+def _encode(line):
+    if line and line == line.strip() and not line.startswith('"'):
+        return line
+    return json.dumps(line)
+
+
+def _decode(text):
+    return json.loads(text) if text.startswith('"') else text
+
+
+def parse_record(text):
+    """{tag: [(group comment or "", {id: first line})]} from
+    expected-differences. A line that is not "ID FIRST-LINE" and a
+    section whose count does not match its cases are errors (a hand edit
+    gone wrong)."""
     sections, counts, current = {}, {}, None
     for n, line in enumerate(text.splitlines(), 1):
         m = _SECTION.match(line.strip())
@@ -276,20 +300,32 @@ def parse_expected(text):
             current = m.group(1)
             if current in sections:
                 raise ValueError(f"expected-differences:{n}: {current} twice")
-            sections[current] = set()
+            sections[current] = [("", {})]
             counts[current] = int(m.group(2)) if m.group(2) else None
             continue
-        line = line.split("#", 1)[0].strip()
-        if not line:
+        if not line.strip() or (line.startswith("#") and current is None):
             continue
         if current is None:
-            raise ValueError(f"expected-differences:{n}: ids before any '## cpN' line")
-        sections[current].update(line.split())
-    for tag, ids in sections.items():
-        if counts[tag] is not None and counts[tag] != len(ids):
+            raise ValueError(f"expected-differences:{n}: cases before any '## cpN' line")
+        if line.startswith("#"):
+            sections[current].append((line[1:].strip(), {}))
+            continue
+        ident, sep, first = line.partition(" ")
+        if not sep or not _ID_RE.match(ident):
+            raise ValueError(f"expected-differences:{n}: want 'ID FIRST-LINE': {line}")
+        sections[current][-1][1][ident] = _decode(first)
+    for tag, groups in sections.items():
+        listed = sum(len(cases) for _g, cases in groups)
+        if counts[tag] is not None and counts[tag] != listed:
             raise ValueError(f"expected-differences: {tag} says {counts[tag]} cases, "
-                             f"lists {len(ids)}")
+                             f"lists {listed}")
     return sections
+
+
+def parse_expected(text):
+    """{tag: {id: the checkpoint's first differing line}}."""
+    return {tag: {ident: first for _g, cases in groups for ident, first in cases.items()}
+            for tag, groups in parse_record(text).items()}
 
 
 def _load(path, parse):
@@ -305,36 +341,66 @@ def load_expected(path=EXPECTED):
     return _load(path, parse_expected)
 
 
-def format_section(tag, ids, why=""):
-    """A section of expected-differences, for pasting into the record."""
-    lines = [f"## {tag}: {len(ids)} case(s) differ from 6.1" + (f" ({why})" if why else "")]
-    row = ""
-    for ident in sorted(ids):
-        if row and len(row) + 1 + len(ident) > 100:
-            lines.append(row)
-            row = ""
-        row = f"{row} {ident}" if row else ident
-    if row:
-        lines.append(row)
-    return lines
+def format_section(tag, firsts, groups=()):
+    """A section of expected-differences from {id: first differing line}
+    (Difference.first), the cases in the groups of an older record
+    ([(comment, ids)]) where they were, the others last."""
+    lines, placed = [], set()
+    for comment, ids in list(groups) + [("differences not in the record before: say why", firsts)]:
+        members = sorted(i for i in ids if firsts.get(i) is not None and i not in placed)
+        if not members:
+            continue
+        if comment:
+            lines.append(f"# {_GROUP_COUNT.sub('', comment)} ({len(members)})")
+        lines += [f"{i} {_encode(firsts[i])}" for i in members]
+        placed.update(members)
+    return [f"## {tag}: {len(placed)} case(s) differ from 6.1"] + lines
+
+
+def record_text(old_text, measured):
+    """expected-differences with the sections of the kernels measured
+    ({tag: {id: Difference}}) written anew, keeping each case in its
+    group; the header and the other sections stay."""
+    header = old_text.split("\n## ", 1)[0].rstrip("\n") + "\n"
+    old = parse_record(old_text)
+    tags = sorted(set(old) | set(measured), key=lambda t: (t != "upstream", len(t), t))
+    out = [header]
+    for tag in tags:
+        if tag in measured:
+            firsts = {i: d.first for i, d in measured[tag].items()}
+            groups = [(c, list(cases)) for c, cases in old.get(tag, [])]
+            if firsts:
+                out.append("\n".join(format_section(tag, firsts, groups)) + "\n")
+            continue
+        groups = old[tag]
+        firsts = {i: f for _c, cases in groups for i, f in cases.items()}
+        out.append("\n".join(format_section(tag, firsts, [(c, list(cases)) for c, cases in groups]))
+                   + "\n")
+    return "\n".join(out)
 
 
 class Verdict:
-    """A checkpoint's corpus run graded against the reference and the record."""
+    """A checkpoint's corpus run graded against the reference and the
+    record: a case that differs must be recorded, with the same first
+    differing line (changed: [(id, recorded, now)]); a recorded case must
+    still differ."""
 
     def __init__(self, tag, total, differences, expected):
         self.tag = tag
         self.total = total
         self.differences = differences                  # {id: Difference}
-        self.expected = set(expected)
+        self.expected = dict(expected)                  # {id: first differing line}
         differing = set(differences)
-        self.unexpected = sorted(differing - self.expected)
-        self.fixed = sorted(self.expected - differing)
-        self.explained = sorted(differing & self.expected)
+        self.unexpected = sorted(differing - set(self.expected))
+        self.fixed = sorted(set(self.expected) - differing)
+        self.changed = [(i, self.expected[i], differences[i].first)
+                        for i in sorted(differing & set(self.expected))
+                        if differences[i].first != self.expected[i]]
+        self.explained = sorted(differing & set(self.expected))
 
     @property
     def ok(self):
-        return not self.unexpected and not self.fixed
+        return not self.unexpected and not self.fixed and not self.changed
 
     @property
     def identical(self):
@@ -342,13 +408,15 @@ class Verdict:
 
 
 def judge(tag, corpus, reference, got, record):
-    return Verdict(tag, len(corpus), compare(corpus, reference, got), record.get(tag, set()))
+    return Verdict(tag, len(corpus), compare(corpus, reference, got), record.get(tag, {}))
 
 
 def report(verdict, tally, log=None):
-    """One FAIL per unexpected difference (with its diff), one per case the
-    record still lists though it now matches, one line for the expected
-    differences, and the summary line."""
+    """One FAIL per unexpected difference (with its diff), one per case
+    that differs at another first line than recorded (naming both), one
+    per case the record still lists though it now matches, an
+    informational line for the recorded differences, and the summary
+    line."""
     tag = verdict.tag
     for n, ident in enumerate(verdict.unexpected):
         d = verdict.differences[ident]
@@ -358,21 +426,27 @@ def report(verdict, tally, log=None):
             ui.block(d.diff[:40] + (["..."] if len(d.diff) > 40 else []))
         elif n == MAX_DIFFS:
             ui.block([f"(diffs of the {len(verdict.unexpected) - MAX_DIFFS} other cases left out)"])
+    for ident, recorded, now in verdict.changed:
+        tally.record(False, f"conformance [{tag}] {ident}",
+                     "(differs from 6.1 at another first line than recorded)")
+        ui.block([f"recorded first difference: {recorded}", f"now:                       {now}"]
+                 + verdict.differences[ident].diff[:40])
     for ident in verdict.fixed:
         tally.record(False, f"conformance [{tag}] {ident}",
                      f"(now identical to 6.1: remove it from the {tag} section of "
                      "labs/conformance/expected-differences)")
     if verdict.explained:
-        tally.record(True, f"conformance [{tag}]: {len(verdict.explained)} difference(s) "
-                     "recorded as expected (labs/conformance/expected-differences says why)")
+        ui.info(f"conformance [{tag}]: {len(verdict.explained)} difference(s) recorded as "
+                "expected (labs/conformance/expected-differences says why)")
     tally.record(verdict.ok, f"conformance [{tag}]: {verdict.identical} cases identical "
                  f"to upstream, {len(verdict.differences)} differ",
-                 f"({len(verdict.unexpected)} unexpected, {len(verdict.fixed)} fixed)"
-                 if not verdict.ok else "")
-    if not verdict.ok:
-        ui.block(["to record what this run measured:"]
-                 + format_section(tag, verdict.differences)
-                 + ([f"console log: {os.path.relpath(log)}"] if log else []))
+                 f"({len(verdict.unexpected)} unexpected, {len(verdict.changed)} changed, "
+                 f"{len(verdict.fixed)} fixed)" if not verdict.ok else "")
+    if not verdict.ok and log:
+        upstream_log = os.path.join(os.path.dirname(log), "check-upstream.log")
+        ui.block([f"console log: {os.path.relpath(log)}", "to record what this run measured: "
+                  f"scripts/record-before.py --conformance {os.path.relpath(upstream_log)} "
+                  f"{os.path.relpath(log)}"])
 
 
 # --- grading a boot --------------------------------------------------------------
@@ -424,49 +498,20 @@ def grade_checkpoint(corpus, kernel, run_, reference, tally, record=None):
 
 # --- the whole ftracetest suite ---------------------------------------------------
 
-def parse_exceptions(text):
-    """{test: (until, reason)} from ftracetest-exceptions, one line per test:
-    "TEST UNTIL REASON...". TEST as in protocol.ftracetest_results's keys
-    ("@instance" for a test's second run); UNTIL is the checkpoint that
-    makes the test pass (the exception holds before it), or "-" for an
-    exception on every checkpoint (a flaky test)."""
-    out = {}
-    for n, line in series.data_lines(text):
-        parts = line.split(None, 2)
-        if len(parts) < 3 or not (parts[1] == "-" or parts[1].isdigit()):
-            raise ValueError(f"ftracetest-exceptions:{n}: want 'TEST UNTIL REASON': {line}")
-        out[parts[0]] = (None if parts[1] == "-" else int(parts[1]), parts[2])
-    return out
+def ftall_failures(upstream, got):
+    """[(test, result)] of the tests that PASS on 6.1 and not on the
+    checkpoint (got). The whole suite runs on the last checkpoint only,
+    which has every feature: no test may fail there for want of one."""
+    return [(test, got.get(test, "no result"))
+            for test in sorted(t for t, r in upstream.items() if r == "PASS")
+            if got.get(test) != "PASS"]
 
 
-def load_exceptions(path=FT_EXCEPTIONS):
-    return _load(path, parse_exceptions)
-
-
-def ftall_compare(upstream, got, exceptions, kernel):
-    """(failures, excused): tests that PASS on 6.1 and not on checkpoint
-    'kernel', as (test, result, reason) lists, split by whether an
-    exception explains them there."""
-    failures, excused = [], []
-    for test in sorted(t for t, r in upstream.items() if r == "PASS"):
-        result = got.get(test, "no result")
-        if result == "PASS":
-            continue
-        until, why = exceptions.get(test, (0, ""))
-        if until is None or not series.has_checkpoint(kernel, until):
-            excused.append((test, result, why))
-        else:
-            failures.append((test, result, ""))
-    return failures, excused
-
-
-def grade_ftall(upstream, got, exceptions, kernel, tally, log=None):
+def grade_ftall(upstream, got, kernel, tally, log=None):
     name = series.kernel_name(kernel)
-    failures, excused = ftall_compare(upstream, got, exceptions, kernel)
-    for test, result, _ in failures:
+    failures = ftall_failures(upstream, got)
+    for test, result in failures:
         tally.record(False, f"ftracetest-all [{name}] {test}", f"(PASS on 6.1, {result} here)")
-    for test, result, why in excused:
-        tally.record(True, f"ftracetest-all [{name}] {test}: {result}, excused", f"({why})")
     up_pass = sum(1 for r in upstream.values() if r == "PASS")
     k_pass = sum(1 for r in got.values() if r == "PASS")
     ok = tally.record(not failures and up_pass > 0,

@@ -1,13 +1,31 @@
-"""make check's debug part (issue 13): the debug variant of upstream 6.1
-and of the last checkpoint (kbuild.Kernel(..., debug=True):
-scripts/debug.config on top of lab.config, two vCPUs), each running every
-lab the kernel has (gdb labs aside) and the ftracetest list in one boot,
-then the robustness tests (robust.start_kernel as soon as each is built,
-graded by robust.grade_all), all beside the plain part of make check
-(DebugPart). "make check DEBUG=1" does it for every checkpoint."""
+"""make check's debug part and robustness tests, run beside its plain part.
+
+Plain make check: the last checkpoint's debug variant (kbuild.Kernel(...,
+debug=True): scripts/debug.config on top of lab.config, two vCPUs) runs
+every lab it has (gdb labs aside) in one boot, where any KASAN, lockdep,
+RCU or kmemleak report fails it, then the robustness tests of
+labs/robustness (hostile input, permissions, two CPUs, module lifetime).
+The comparisons with upstream 6.1 run on the plain kernels, which the
+plain part has built anyway: the same hostile writes and the permission
+attempts on plain upstream and the plain last checkpoint, listing by
+listing.
+
+make check FULL=1 adds upstream's debug variant, the ftracetest list on
+both debug kernels, and compares the two debug kernels as well; make check DEBUG=1 builds the debug variant of every checkpoint.
+
+Debug kernels build in a checkout of their own (labrun.Session.kernel),
+one at a time on a builder thread of their own, while the plain part goes
+on; every guest queues for a lane (robust.Lanes)."""
+
+import concurrent.futures
 
 from . import labrun, robust, series, ui
 from .errors import HarnessError
+
+# Hostile writes on the debug kernel of plain make check: every kind of
+# structured round comes up many times in the first few thousand writes
+# (hostile.generate), and the plain kernels run all of them.
+DEBUG_HOSTILE_WRITES = 3000
 
 
 def labs_on(kernel):
@@ -18,91 +36,107 @@ def labs_on(kernel):
             and series.has_checkpoint(kernel, cp.number - 1)]
 
 
-def boot_labs(session, k):
-    """One boot of debug kernel k with its labs and the ftracetest list."""
-    plan = [labrun.lab_item(cp.number) for cp in labs_on(k.kernel)] + ["ftracetest"]
-    return session.boot(k, plan, f"check-{k.name}")
+def boot_labs(session, k, ftracetest=True):
+    """One boot of debug kernel k with its labs (and the ftracetest list)."""
+    plan = [labrun.lab_item(cp.number) for cp in labs_on(k.kernel)]
+    return session.boot(k, plan + (["ftracetest"] if ftracetest else []), f"check-{k.name}")
 
 
-def grade_labs(k, booted, tally, alike):
+def grade_labs(k, booted, tally, ftracetest=True):
     """Grade one boot of boot_labs: no splat, every lab to its end, each
     check as expected or, where the debug configuration changes the output,
-    as upstream's debug kernel printed it (alike, filled in by upstream's
-    grading, which comes first)."""
+    as labs/debug-differences records upstream's debug kernel printed it."""
     run, report = booted
-    if not labrun.grade_boot(run, tally, f"boot {k.label}"):
+    if not labrun.grade_boot(run, tally, f"boot {k.label} with {k.smp} vCPUs, labs"
+                             + (" and ftracetest" if ftracetest else "")):
         return
-    tally.record(True, f"boot {k.label} with {k.smp} vCPUs, labs and ftracetest: "
-                 "no splat", f"({run.seconds:.0f} s)")
     for cp in labs_on(k.kernel):
-        labrun.grade_lab(report, cp, k.kernel, tally, alike=alike, name=k.name)
-    labrun.grade_ftracetest(report, k.kernel, tally, run.log, name=k.name)
+        labrun.grade_lab(report, cp, k.kernel, tally, debug=True, name=k.name)
+    if ftracetest:
+        labrun.grade_ftracetest(report, k.kernel, tally, run.log, name=k.name)
 
 
 class DebugPart:
-    """make check's debug part, run beside its plain part: each debug
-    kernel is built during the plain pass of the same kernel (the tree is
-    checked out at it, and the plain guests leave a core free), and its
-    guests queue for a lane (robust.Lanes): one while the plain kernels
-    build and boot, two once they are done (finish)."""
+    """The debug kernels and the robustness tests of make check. The plain
+    part calls plain_built() after each plain kernel is built (its branch
+    is then ready): the debug variant of a wanted kernel queues for the
+    builder thread, and the plain robustness runs for the lanes. finish()
+    waits for everything and grades it."""
 
-    def __init__(self, session, all_checkpoints=False, seed=None):
+    def __init__(self, session, lanes, full=False, all_checkpoints=False, seed=None):
         self.session = session
+        self.lanes = lanes
+        self.full = full or all_checkpoints
         self.last = series.last_checkpoint()
-        self.kernels = [] if self.last is None else ["upstream"] + (
-            [cp.number for cp in series.checkpoints()] if all_checkpoints else [self.last])
+        wanted = ["upstream", self.last] if self.full else [self.last]
+        if all_checkpoints:
+            wanted = ["upstream"] + [cp.number for cp in series.checkpoints()]
+        self.kernels = [] if self.last is None else wanted
         self.seed = seed if seed is not None else robust.CHECK_SEED
-        self.lanes = robust.Lanes(width=1)
-        self.built = {}         # kernel -> (kbuild.Kernel or None, build verdict words)
+        self.builder = concurrent.futures.ThreadPoolExecutor(max_workers=1)
+        self.built = {}         # kernel -> Future of (kbuild.Kernel or None, words)
         self.booted = []        # (kbuild.Kernel, Future of boot_labs), upstream first
-        self.runs = {}          # kernel -> robust.start_kernel's futures
+        self.runs = {}          # kbuild.Kernel.name -> (kernel, robust.start_kernel's futures)
 
-    def wants(self, kernel):
-        return kernel in self.kernels
+    def plain_built(self, kernel, k):
+        """The plain part built 'kernel' as k."""
+        if kernel in self.kernels:
+            self.built[kernel] = self.builder.submit(self._build, kernel)
+        if kernel in ("upstream", self.last):
+            self._start_robust(k)
 
-    def build_beside(self, kernel):
-        """Build the debug variant of 'kernel' (checked out and built plain
-        just now), then queue its guests. Runs in a thread of its own."""
+    def _start_robust(self, k):
+        count = self.hostile_writes(k)
+        robust.announce(self.seed, count, k.label)
+        self.runs[k.name] = (k, robust.start_kernel(
+            self.session, k, self.seed, count, self.lanes,
+            stress=k.debug and k.kernel == self.last))
+
+    def hostile_writes(self, k):
+        """All of them on plain kernels, whose runs are compared; fewer on
+        the lone debug kernel of plain make check, which looks for reports
+        only (a debug guest is 10 to 25 times slower)."""
+        return robust.HOSTILE_WRITES if self.full or not k.debug else DEBUG_HOSTILE_WRITES
+
+    def _build(self, kernel):
+        """Build the debug variant of 'kernel', then queue its guests."""
         t = ui.Timer()
         try:
-            k = self.session.kernel(kernel, debug=True)
+            with self.lanes.busy():
+                k = self.session.kernel(kernel, debug=True)
         except HarnessError as e:
-            self.built[kernel] = (None, str(e))
-            return
-        self.built[kernel] = (k, f"({t})")
-        self.booted.append((k, self.lanes.submit(boot_labs, self.session, k)))
-        # The robustness tests of each kernel queue as soon as it is built:
-        # upstream's then fill the lane while the plain checkpoints build.
+            return None, str(e)
+        self.booted.append((k, self.lanes.submit(boot_labs, self.session, k, self.full)))
         if kernel in ("upstream", self.last):
-            if not self.runs:
-                robust.announce(self.seed, robust.HOSTILE_WRITES)
-            self.runs[kernel] = robust.start_kernel(self.session, k, self.seed,
-                                                    robust.HOSTILE_WRITES, self.lanes,
-                                                    stress=kernel == self.last)
+            self._start_robust(k)
+        return k, f"({t})"
 
     def finish(self, tally):
-        """Build what no plain pass built, open the second lane, wait for
-        every guest and grade: builds, labs and ftracetest (upstream
+        """Wait for every build and guest, and grade: builds, labs (upstream
         first: its outputs are the checkpoints' reference where the
-        configuration changes them), then the robustness tests."""
+        configuration changes them), then the robustness tests, each kernel
+        after the upstream kernel of its kind."""
         for which in self.kernels:
             if which not in self.built:
-                self.build_beside(which)
-        self.lanes.widen()
+                self.built[which] = self.builder.submit(self._build, which)
+        self.builder.shutdown(wait=True)
         with self.lanes:
             for which in self.kernels:
-                k, words = self.built[which]
-                if k is None:
-                    tally.record(False, f"build {series.kernel_name(which)} (debug)")
-                    ui.block(words.splitlines())
-                else:
-                    tally.record(True, f"build {k.label}", words)
-            alike = {}
+                k, words = self.built[which].result()
+                tally.record(k is not None, f"build {series.kernel_name(which)} (debug)",
+                             words if k is not None else "")
+                ui.block(words.splitlines() if k is None else [])
             for k, fut in sorted(self.booted, key=lambda b: b[0].kernel != "upstream"):
-                grade_labs(k, fut.result(), tally, alike)
-            both = ["upstream", self.last]
-            if all(which in self.runs for which in both):
-                robust.grade_all([self.built[which][0] for which in both],
-                                 [self.runs[which] for which in both], tally)
-            elif self.kernels:
-                tally.record(False, "robustness tests: a debug kernel they need did not build")
+                grade_labs(k, fut.result(), tally, self.full)
+            self._grade_robust(tally)
+
+    def _grade_robust(self, tally):
+        """robust.grade_all on the plain pair and on the debug pair (or the
+        lone debug kernel): each compared with the upstream of its kind."""
+        for debug in (False, True):
+            runs = sorted((r for r in self.runs.values() if r[0].debug == debug),
+                          key=lambda r: r[0].kernel != "upstream")
+            if runs:
+                robust.grade_all([k for k, _ in runs], [f for _, f in runs], tally)
+        if self.kernels and not any(k.debug for k, _ in self.runs.values()):
+            tally.record(False, "robustness tests: a debug kernel they need did not build")

@@ -1,15 +1,31 @@
-"""The Debian packages the harness needs, checked before any work."""
+"""The Debian packages the harness needs, checked before any work: each
+target asks for what it uses (needed()), so that make lab does not
+install the docs or bench tools."""
 
 import os
+import platform
+import shutil
 import subprocess
 
 from . import ui
 from .errors import HarnessError
 
-PACKAGES = ("linux-source-6.1", "gcc", "make", "bc", "bison", "flex", "libelf-dev",
-            "libssl-dev", "cpio", "xz-utils", "qemu-system-x86", "busybox-static", "gdb",
-            "asciidoctor", "graphviz", "pandoc", "ccache", "python3", "perl", "git",
-            "gnuplot-nox")
+# Build a kernel: the tree, the compiler and kbuild's tools, git for the
+# checkpoints' branches (ccache: every clone shares its objects).
+BUILD_PACKAGES = ("linux-source-6.1", "gcc", "make", "bc", "bison", "flex", "libelf-dev",
+                  "libssl-dev", "cpio", "xz-utils", "ccache", "python3", "perl", "git")
+# Boot it: QEMU, and the guest's busybox.
+GUEST_PACKAGES = ("qemu-system-x86", "busybox-static")
+GDB_PACKAGES = ("gdb",)
+# What "make docs" needs on its own: no kernel, no QEMU.
+DOCS_PACKAGES = ("asciidoctor", "graphviz", "pandoc", "linkchecker")
+# make check's static part.
+CHECK_PACKAGES = ("python3-pyflakes",)
+# make bench's charts.
+BENCH_PACKAGES = ("gnuplot-nox",)
+LAB_PACKAGES = BUILD_PACKAGES + GUEST_PACKAGES
+# Everything: make check and make deps.
+PACKAGES = LAB_PACKAGES + GDB_PACKAGES + DOCS_PACKAGES + BENCH_PACKAGES + CHECK_PACKAGES
 
 
 class MissingPackages(HarnessError):
@@ -17,8 +33,34 @@ class MissingPackages(HarnessError):
     exit_code = 2
 
 
-# What "make docs" needs on its own: no kernel, no QEMU.
-DOCS_PACKAGES = ("asciidoctor", "graphviz", "pandoc")
+def needed(command, needs_gdb=False, full=False):
+    """The packages a target uses: make lab N (needs_gdb: lab N runs under
+    gdb), gdb, shell, kernel, robust, rebase, bench (full: FULL=1 runs a
+    whole make check too), check."""
+    if command == "kernel":
+        return BUILD_PACKAGES
+    if command in ("lab", "shell", "robust"):
+        return LAB_PACKAGES + (GDB_PACKAGES if needs_gdb else ())
+    if command in ("gdb", "rebase"):
+        return LAB_PACKAGES + GDB_PACKAGES
+    if command == "bench" and not full:
+        return LAB_PACKAGES + BENCH_PACKAGES
+    return PACKAGES
+
+
+def check_machine():
+    """The labs build x86_64 kernels with the host's gcc: one line saying
+    so on another host (make docs needs no kernel, and does not ask)."""
+    machine = platform.machine()
+    if machine not in ("x86_64", "amd64"):
+        raise HarnessError(f"this host is {machine}: the labs build x86_64 kernels with the "
+                           "host's gcc, so they need an x86_64 host (Debian 12 or newer)")
+
+
+def check_dpkg():
+    if shutil.which("dpkg-query") is None:
+        raise HarnessError("no dpkg-query on this host: the harness checks and installs "
+                           "Debian packages, so it needs Debian 12 or a derivative")
 
 
 def missing(packages=PACKAGES):
@@ -40,19 +82,21 @@ def apt_command(pkgs):
 
 
 def install(pkgs):
+    """apt-get update and install, their output shown as they go (an
+    install takes minutes: a silent one looks hung)."""
     env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
     ui.step("installing " + " ".join(pkgs))
-    for cmd in (["apt-get", "update", "-qq"],
-                ["apt-get", "install", "-y", "-qq", "--no-install-recommends"] + pkgs):
-        r = subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    for cmd in (["apt-get", "update"], apt_command(pkgs).split()):
+        r = subprocess.run(cmd, env=env)
         if r.returncode != 0:
-            ui.error(" ".join(cmd) + " failed:\n" + r.stderr[-2000:])
+            ui.error(f"{' '.join(cmd)} failed (exit code {r.returncode}; its output is above)")
             return False
     return True
 
 
 def ensure(packages=PACKAGES):
     """Install what is missing when we are root; otherwise say the command."""
+    check_dpkg()
     need = missing(packages)
     if not need:
         return True

@@ -1,11 +1,13 @@
 """make docs [N]: the documentation, in build/docs/ (N: build/docs/cpN/).
 
-  index.html      the book (doc/index.adoc): README, harness guide,
-                  history and every lab's handout, and links to the rest
+  index.html      the book (doc/index.adoc): README, history and every
+                  lab's handout, and links to the rest
   ftrace.html     doc/ftrace.adoc: function probes, clocks, options
   events.html     doc/events.adoc: events, soft mode, triggers
   internals.html  doc/internals.adoc, with its diagrams (diagrams/*.svg,
                   drawn by graphviz's dot from doc/diagrams/*.dot)
+  harness.html    doc/harness.adoc: how the harness works, for those who
+                  maintain the labs (not part of the book)
   labs/NN-slug.html  each lab's handout on its own page (and
                   labs/robustness.html, the robustness tests)
   ftrace.txt, events.txt, index.txt
@@ -14,11 +16,19 @@
 The chapters say what each checkpoint adds with AsciiDoc conditionals on
 the attribute 'checkpoint' (ifeval::[{checkpoint} >= 3]). "make docs N"
 sets it to N, so a learner reads what the kernel of checkpoint N can do;
-"make docs" sets it to the last checkpoint: the whole series, which is
-upstream 6.1. asciidoctor runs with warnings as failures.
+"make docs" sets it to the last checkpoint: the whole series. asciidoctor
+runs with warnings as failures.
+
+The answers to the handouts' Questions are collapsed blocks, one click
+away. Each sits between "ifndef::student-edition[]" and "endif::[]", so
+that "make docs ANSWERS=0" leaves them out (the student edition, in
+build/docs-student/) and "make docs ANSWERS=1" shows them all open (the
+instructor's key, in build/docs-key/).
 """
 
+import csv
 import glob
+import io
 import os
 import subprocess
 
@@ -26,20 +36,42 @@ from . import series, ui
 
 DOC = os.path.join(series.ROOT, "doc")
 DIAGRAMS = os.path.join(DOC, "diagrams")
-CHAPTERS = ("ftrace", "events", "internals")
+# The pages of their own; harness is the maintainer's guide, which the
+# book links to but does not include.
+CHAPTERS = ("ftrace", "events", "internals", "harness")
 TEXT = ("ftrace", "events", "index")        # the pages that get a .txt
 TEXT_COLUMNS = 78
 # The robustness tests' chapter (issue 13), after the labs in the book.
 ROBUSTNESS = os.path.join(series.ROOT, "labs", "robustness", "README.adoc")
 TEXT_FILTER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "plaintext.lua")
+# The folder of each edition under the build folder, by ANSWERS: none
+# given (answers collapsed), 0 (no answers), 1 (answers open).
+EDITIONS = {None: "docs", False: "docs-student", True: "docs-key"}
+STUDENT_EDITION = "student-edition"     # the attribute that leaves the answers out
 
 
 def attributes(checkpoint):
     last = series.last_checkpoint()
-    view = ("the whole series (upstream 6.1)" if checkpoint >= last
+    view = (f"the whole series (checkpoint {last})" if checkpoint >= last
             else f"checkpoint {checkpoint}")
     return ["-a", f"checkpoint={checkpoint}", "-a", f"checkpoint-view={view}",
             "-a", f"last-checkpoint={last}", "-a", "labs=labs", "-a", "imagesdir=diagrams"]
+
+
+def edition(answers):
+    """The asciidoctor attributes of an edition (see EDITIONS)."""
+    return ["-a", STUDENT_EDITION] if answers is False else []
+
+
+def open_answers(directory):
+    """The instructor's key: every collapsed block of the HTML pages in
+    directory (and below) shown open. asciidoctor writes a collapsed block
+    as <details>; the "open" attribute unfolds it."""
+    for path in glob.glob(os.path.join(directory, "**", "*.html"), recursive=True):
+        with open(path, encoding="utf-8") as f:
+            html = f.read()
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(html.replace("<details>", "<details open>"))
 
 
 def _run(cmd, messages, **kw):
@@ -70,13 +102,13 @@ def diagrams(out_dir, messages):
     return ok
 
 
-def plain_text(src, out, checkpoint, messages, via="docbook5"):
+def plain_text(src, out, checkpoint, messages, via="docbook5", extra=()):
     """AsciiDoc -> DocBook 5 (asciidoctor) -> plain text (pandoc). The book
     goes through HTML instead: some handouts nest inline markup in a way
     that gives DocBook that is not well-formed XML, which pandoc's DocBook
     reader refuses and its HTML reader takes."""
     tmp = out + (".xml" if via == "docbook5" else ".html")
-    if not asciidoctor(src, tmp, checkpoint, messages, backend=via):
+    if not asciidoctor(src, tmp, checkpoint, messages, backend=via, extra=extra):
         return False
     r = _run(["pandoc", "-f", "docbook" if via == "docbook5" else "html", "-t", "plain",
               f"--columns={TEXT_COLUMNS}", f"--lua-filter={TEXT_FILTER}", "-o", out, tmp]
@@ -86,7 +118,7 @@ def plain_text(src, out, checkpoint, messages, via="docbook5"):
     return r.returncode == 0
 
 
-def lab_pages(out_dir, checkpoint, messages):
+def lab_pages(out_dir, checkpoint, messages, extra=()):
     dest = os.path.join(out_dir, "labs")
     os.makedirs(dest, exist_ok=True)
     ok = True
@@ -94,35 +126,40 @@ def lab_pages(out_dir, checkpoint, messages):
         src = os.path.join(cp.lab_dir, "README.adoc")
         if cp.number <= checkpoint and os.path.exists(src):
             ok &= asciidoctor(src, os.path.join(dest, cp.name + ".html"), checkpoint, messages,
-                              extra=["-a", "toc"])
+                              extra=["-a", "toc"] + list(extra))
     ok &= asciidoctor(ROBUSTNESS, os.path.join(dest, "robustness.html"), checkpoint, messages,
-                      extra=["-a", "toc"])
+                      extra=["-a", "toc"] + list(extra))
     return ok
 
 
-def build(out_dir, checkpoint=None):
+def build(out_dir, checkpoint=None, answers=None):
     """Every page of checkpoint's view (None: the whole series) into
-    out_dir. Returns (ok, messages)."""
+    out_dir, in the edition ANSWERS=answers asks for (EDITIONS). Returns
+    (ok, messages)."""
     if checkpoint is None:
         checkpoint = series.last_checkpoint()
     os.makedirs(out_dir, exist_ok=True)
     messages = []
+    extra = edition(answers)
     ok = diagrams(out_dir, messages)
     ok &= asciidoctor(os.path.join(DOC, "index.adoc"), os.path.join(out_dir, "index.html"),
-                      checkpoint, messages, extra=["-a", "toc=left"])
+                      checkpoint, messages, extra=["-a", "toc=left"] + extra)
     for name in CHAPTERS:
         ok &= asciidoctor(os.path.join(DOC, name + ".adoc"), os.path.join(out_dir, name + ".html"),
-                          checkpoint, messages, extra=["-a", "toc=left"])
-    ok &= lab_pages(out_dir, checkpoint, messages)
+                          checkpoint, messages, extra=["-a", "toc=left"] + extra)
+    ok &= lab_pages(out_dir, checkpoint, messages, extra)
     for name in TEXT:
         ok &= plain_text(os.path.join(DOC, name + ".adoc"), os.path.join(out_dir, name + ".txt"),
-                         checkpoint, messages, via="html5" if name == "index" else "docbook5")
+                         checkpoint, messages, via="html5" if name == "index" else "docbook5",
+                         extra=extra)
+    if answers:
+        open_answers(out_dir)
     return ok, messages
 
 
-def out_dir(checkpoint=None, build_dir=None):
+def out_dir(checkpoint=None, build_dir=None, answers=None):
     base = build_dir or os.environ.get("FTLAB_BUILD_DIR", os.path.join(series.ROOT, "build"))
-    docs = os.path.join(base, "docs")
+    docs = os.path.join(base, EDITIONS[answers])
     return docs if checkpoint is None else os.path.join(docs, f"cp{checkpoint}")
 
 
@@ -133,9 +170,26 @@ def outputs(directory):
              "ftrace.txt", "events.txt")]
 
 
-def check(tally):
+def broken_links(directory):
+    """The links of the pages reachable from directory/index.html that
+    lead nowhere, as "page: target (why)", checked by Debian's
+    linkchecker (local files only; it runs as nobody when run as root, so
+    the pages must be world-readable, as they are)."""
+    r = subprocess.run(["linkchecker", "--no-status", "--no-warnings", "-o", "csv",
+                        "file://" + os.path.abspath(os.path.join(directory, "index.html"))],
+                       capture_output=True, text=True)
+    rows = csv.DictReader(io.StringIO("\n".join(
+        line for line in r.stdout.splitlines() if not line.startswith("#"))), delimiter=";")
+    broken = [f"{os.path.basename(row['parentname'] or '')}: {row['urlname']} ({row['result']})"
+              for row in rows if row.get("valid") == "False"]
+    if r.returncode not in (0, 1) and not broken:
+        broken.append(f"linkchecker failed: {r.stderr.strip()[-300:]}")
+    return broken
+
+
+def check(tally, build_dir=None):
     ui.step("building the docs (asciidoctor, dot, pandoc)")
-    full = out_dir()
+    full = out_dir(build_dir=build_dir)
     ok, messages = build(full)
     tally.record(ok, "docs build without warnings")
     ui.block(messages[:10])
@@ -152,15 +206,17 @@ def check(tally):
         path = os.path.join(full, name)
         tally.record(os.path.exists(path) and os.path.getsize(path) > 1000,
                      f"docs: {name} written as plain text (pandoc)")
-    # Every checkpoint's view builds, and leaves out what comes later: the
-    # text of checkpoint N has no heading of a section guarded by N+1.
+    broken = broken_links(full)
+    tally.record(not broken, "docs: no broken link in the whole series' view (linkchecker)")
+    ui.block(broken[:10])
+    # Every checkpoint's view builds, and links only to pages it has.
     for cp in series.checkpoints():
-        view = out_dir(cp.number)
-        ok, messages = True, []
-        os.makedirs(view, exist_ok=True)
-        for name in ("ftrace", "events"):
-            ok &= plain_text(os.path.join(DOC, name + ".adoc"), os.path.join(view, name + ".txt"),
-                             cp.number, messages)
+        view = out_dir(cp.number, build_dir)
+        ok, messages = build(view, cp.number)
         tally.record(ok, f"docs: checkpoint {cp.number}'s view builds without warnings")
         ui.block(messages[:10])
+        broken = broken_links(view)
+        tally.record(not broken, f"docs: no broken link in checkpoint {cp.number}'s view "
+                     "(linkchecker)")
+        ui.block(broken[:10])
 

@@ -21,11 +21,12 @@ watched for crashes while gdb runs.
 """
 
 import os
-import re
 import signal
 import subprocess
+import time
 
 from . import grade, qemu, series, ui
+from .errors import HarnessError
 
 HELPERS = [os.path.join(series.ROOT, "gdb-scripts", name)
            for name in ("ftrace_labs.py", "lab_requests.py")]
@@ -77,11 +78,63 @@ def gdb_command(kernel, cp, port, batch=False, script=None):
     return cmd
 
 
+class GdbPortError(HarnessError):
+    """QEMU could not open its gdbstub port."""
+
+
 def start_guest(kernel, initrd, port, log, plan):
     """QEMU paused under a gdbstub at port, its console streamed to log
-    (qemu.Guest: one launcher, one crash detector for every run)."""
-    return qemu.Guest(qemu.guest_command(kernel, initrd, [plan], gdb_port=port), log,
-                      own_session=True)
+    (qemu.Guest: one launcher, one crash detector for every run), once
+    it listens there (wait_for_stub)."""
+    guest = qemu.Guest(qemu.guest_command(kernel, initrd, [plan], gdb_port=port), log,
+                       own_session=True)
+    wait_for_stub(guest, port)
+    return guest
+
+
+def listens(pid, port):
+    """Does process pid listen on TCP port? The listening sockets on the
+    port (/proc/net/tcp and tcp6, state 0A), one of them among pid's open
+    files. Whether some process listens there is not enough: gdb must not
+    attach to another user's guest."""
+    inodes = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            with open(table) as f:
+                rows = [line.split() for line in f.readlines()[1:]]
+        except OSError:
+            continue
+        inodes |= {row[9] for row in rows
+                   if row[3] == "0A" and int(row[1].rsplit(":", 1)[1], 16) == port}
+    try:
+        fds = os.listdir(f"/proc/{pid}/fd")
+    except OSError:
+        return False
+    for fd in fds:
+        try:
+            link = os.readlink(f"/proc/{pid}/fd/{fd}")
+        except OSError:
+            continue
+        if link.startswith("socket:[") and link[len("socket:["):-1] in inodes:
+            return True
+    return False
+
+
+def wait_for_stub(guest, port, limit=60):
+    """Wait until the guest's QEMU listens on its gdb port. When it cannot
+    bind it (another guest has it), QEMU exits: say so, with its words,
+    instead of attaching gdb to whatever listens there."""
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline and guest.proc.poll() is None:
+        if listens(guest.proc.pid, port):
+            return
+        time.sleep(0.1)
+    guest.stop()
+    said = [line for line in guest.lines if line.strip()][-3:]
+    raise GdbPortError(f"QEMU could not open gdb port {port}"
+                       + (f": {' / '.join(said)}" if said else "")
+                       + ". Another guest may hold it: leave GDB_PORT out (a free port is "
+                       "taken) or pick another.")
 
 
 def interactive(kernel, initrd, cp, port, log):

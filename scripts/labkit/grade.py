@@ -10,6 +10,10 @@ labs/NN-slug/expected holds one section per check:
     ## check: ID
     lines the check prints
 
+and, for a check whose behaviour checkpoint N changes ("replaced_at N"
+in lab.sh), a second section "## check: ID@N": what it prints from
+checkpoint N on (and on upstream 6.1).
+
 labs/NN-slug/gdb.expected holds every line the lab's gdb script prints
 once the guest runs (gdb_region), and gdb-scripts/selftest/expected one
 "@@selftest COMMAND" section per command.
@@ -66,6 +70,18 @@ def parse_sections(lines, marker=_SECTION):
     return sections
 
 
+def replaced_id(check):
+    """The section of 'expected' that holds what a replaced-at-N check
+    prints from checkpoint N on: "ID@N"."""
+    return f"{check.id}@{check.replaced_at}"
+
+
+def check_ids(expected):
+    """The ids of the checks a lab's expected file has sections for,
+    without the "ID@N" sections of replaced checks."""
+    return [ident for ident in expected if "@" not in ident]
+
+
 def parse_expected(text):
     return parse_sections(text.splitlines())
 
@@ -82,16 +98,88 @@ def load_expected(lab_dir, name="expected", marker=_SECTION):
     (gdb.expected). {} or [] when the file does not exist."""
     path = os.path.join(lab_dir, name)
     if not os.path.exists(path):
-        return [] if marker is None else {}
+        return [] if marker is None else Recorded(path)
     with open(path, encoding="utf-8") as f:
         lines = [l.rstrip() for l in f]
     if marker is None:
         return [l for l in lines if l.strip() and not is_comment(l)]
-    return parse_sections(lines, marker)
+    return Recorded(path, parse_sections(lines, marker))
+
+
+class Recorded(dict):
+    """A file's sections ({check id: lines}) and the file they came from,
+    for the messages that say which file lacks a section."""
+
+    def __init__(self, path, sections=()):
+        super().__init__(sections)
+        self.path = path
+
+    @property
+    def name(self):
+        return os.path.relpath(self.path, series.ROOT)
 
 
 def diff(expected, got):
     return list(difflib.unified_diff(expected, got, "expected", "got", lineterm="", n=2))
+
+
+# --- the debug configuration's differences ------------------------------------
+#
+# labs/debug-differences: the lab checks whose output the debug
+# configuration (scripts/debug.config, two vCPUs) changes on upstream 6.1
+# itself, each with the reason and the output it gives there, as
+# upstream's debug kernel printed it (normalised):
+#
+#   ## NN ID: REASON
+#   lines the check prints on a debug kernel
+#
+# On a debug kernel a check passes when it matches 'expected', or when it
+# is listed here and matches the recorded output; anything else fails.
+
+DEBUG_DIFFERENCES = os.path.join(series.LABS, "debug-differences")
+_DEBUG_SECTION = re.compile(r"^## (\d\d \S+: .+?)\s*$")
+
+
+def parse_debug_differences(text):
+    """{(lab, check id): (reason, [lines])}."""
+    out = {}
+    for head, lines in parse_sections(text.splitlines(), _DEBUG_SECTION).items():
+        key, _sep, reason = head.partition(": ")
+        lab, ident = key.split()
+        out[(lab, ident)] = (reason, lines)
+    return out
+
+
+def load_debug_differences(path=DEBUG_DIFFERENCES):
+    if not os.path.exists(path):
+        return {}
+    with open(path, encoding="utf-8") as f:
+        return parse_debug_differences(f.read())
+
+
+def format_debug_differences(header, entries):
+    """The text of labs/debug-differences: header, then {(lab, id):
+    (reason, lines)} in lab and id order."""
+    return header + "".join(f"\n## {lab} {ident}: {reason}\n" + "".join(l + "\n" for l in lines)
+                            for (lab, ident), (reason, lines) in sorted(entries.items()))
+
+
+def grade_on_debug(check, outcome, expected, kernel, lab_number, recorded):
+    """A check's Outcome on a debug kernel where it must match (the lab's
+    checkpoint or later, or upstream): as graded against 'expected', or,
+    when that fails and labs/debug-differences lists the check
+    (recorded: its (reason, lines) or None), as graded against the
+    recorded debug output."""
+    if outcome.ok or recorded is None:
+        return outcome
+    reason, lines = recorded
+    again = grade_check(check, dict(expected, **{check.id: lines}), kernel, lab_number)
+    if again.ok:
+        again.note = f"as labs/debug-differences records for the debug configuration: {reason}"
+        return again
+    again.evidence = ([f"differs from 'expected' and from its labs/debug-differences record "
+                       f"({reason}); against the record:"] + again.evidence)
+    return again
 
 
 # --- gdb output ---------------------------------------------------------------
@@ -230,7 +318,7 @@ def gate(check, want, got, before):
     line about its feature."""
     now = before_record(want, got)
     recorded = before.get(check.id)
-    where = f"labs/{check.lab}-*/{BEFORE}"
+    where = before.name if isinstance(before, Recorded) else f"labs/{check.lab}-*/{BEFORE}"
     if recorded is None:
         return ([f"{where} has no '## check: {check.id}': what it prints up to its first "
                  "difference is:"] + ["    " + l for l in now])
@@ -241,6 +329,62 @@ def gate(check, want, got, before):
         problems.append(f"its first difference is a setup line, not one about its feature: "
                         f"{now[-1]}")
     return problems
+
+
+def want_on(check, expected, kernel):
+    """What 'expected' holds for a check on 'kernel' (a checkpoint number,
+    or "upstream"): the "ID@N" section from a replaced-at-N check's
+    checkpoint N on, else its own section; None when there is none."""
+    if check.replaced_at is not None and series.has_checkpoint(kernel, check.replaced_at):
+        return expected.get(replaced_id(check))
+    return expected.get(check.id)
+
+
+def grade_on_skeleton(check, expected, number, before):
+    """Lab N's check on the skeleton of exercise N (checkpoint N with its
+    holes left out, exercise.py). A check 'before' (skeleton.before) has
+    a section for must fail as recorded there, a guard as much as a
+    feature check: the holes take the mechanism away, and what a guard
+    sets up with it fails too. Any other check must pass, as on
+    checkpoint N. A write that fails is no setup problem here: on a
+    skeleton, it is the missing mechanism."""
+    recorded = before.get(check.id)
+    if recorded is None:
+        return grade_check(check, expected, number, number)
+    title = f"{check.lab} {check.title}"
+    want = want_on(check, expected, number)
+    if want is None:
+        return Outcome(False, title, [f"labs/{check.lab}-*/expected has no section for "
+                                      f"'{check.id}'"])
+    ok_match, got = matches(check, want)
+    if ok_match:
+        return Outcome(False, title, [f"this check passes on the skeleton, which {before.name} "
+                                      "says it fails on"])
+    now = before_record(want, got)
+    if not same(recorded, now):
+        return Outcome(False, title, [f"it fails here, but not as {before.name} records:"]
+                       + diff(recorded, now))
+    return Outcome(True, title, note=f"fails on the skeleton as recorded, at: {now[-1]}")
+
+
+def replaced(check, expected, title):
+    """A replaced-at-N check on checkpoint N or later (or upstream): it
+    must print its "ID@N" section, which must differ from the older
+    behaviour's section (or the check could not tell them apart)."""
+    key = replaced_id(check)
+    want = expected.get(key)
+    if want is None:
+        return Outcome(False, title, [f"labs/{check.lab}-*/expected has no '## check: {key}': "
+                                      f"what the check prints from checkpoint "
+                                      f"{check.replaced_at} on"])
+    if same(want, expected.get(check.id, [])):
+        return Outcome(False, title, [f"'## check: {key}' is the same as '## check: {check.id}': "
+                                      "the check cannot tell the two behaviours apart"])
+    ok_match, got = matches(check, want)
+    evidence = [] if ok_match else (([f"exit code {check.rc}"] if check.rc != 0 else [])
+                                    + compare(want, got))
+    return Outcome(ok_match, title, evidence,
+                   note=f"changed from checkpoint {check.replaced_at} on, as {key} records")
 
 
 class Outcome:
@@ -260,8 +404,9 @@ def grade_check(check, expected, kernel, lab_number, before=None):
     must match. On the checkpoint before the lab's, a "check" must NOT
     match: that proves it detects the feature; with 'before' (the lab's
     'before' file), it must differ as recorded there, at a line about
-    its feature (gate()). A "replaced-at-N" check
-    must match before checkpoint N and differ from N on. An "ours-only"
+    its feature (gate()). A "replaced-at-N" check must match 'expected'
+    before checkpoint N, and from N on its "ID@N" section (replaced_id),
+    which must differ. An "ours-only"
     check is where our kernels differ from upstream on purpose: upstream
     skips it, every checkpoint that runs it must match."""
     want = expected.get(check.id)
@@ -270,15 +415,15 @@ def grade_check(check, expected, kernel, lab_number, before=None):
         got = normalise(check.output)
         return Outcome(got == [OURS_ONLY_SKIP], title, got,
                        note="skipped on upstream, which differs on purpose")
+    if check.replaced_at is not None and series.has_checkpoint(kernel, check.replaced_at):
+        return replaced(check, expected, title)
     if want is None:
         return Outcome(False, title, [f"labs/{check.lab}-*/expected has no '## check: {check.id}'"])
     ok_match, got = matches(check, want)
     later = series.has_checkpoint(kernel, lab_number)
     must_match = True
     note = ""
-    if check.replaced_at is not None and series.has_checkpoint(kernel, check.replaced_at):
-        must_match, note = False, f"changed from checkpoint {check.replaced_at} on, as expected"
-    elif not later and check.kind == "check":
+    if not later and check.kind == "check":
         must_match, note = False, "fails before its checkpoint, as it must"
     elif check.kind == "guard":
         note = "a guard: it catches regressions, not a missing feature"

@@ -3,7 +3,6 @@ the kernel's ftracetest. Written by the kernel's own usr/gen_init_cpio
 (built in every object folder) from a list of entries, so that
 /dev/console can be a device node without root rights."""
 
-import glob
 import os
 import shutil
 import subprocess
@@ -52,18 +51,25 @@ class CpioList:
 
 
 def gen_init_cpio(build_dir):
-    """The kernel's usr/gen_init_cpio, copied out of a built object folder
-    the first time it is needed (build/gen_init_cpio): make check starts
-    debug guests while the next checkpoint's object folder is being made,
-    and a tool run from there could be half copied."""
+    """The kernel's usr/gen_init_cpio (build/gen_init_cpio), compiled on its
+    own the first time it is needed from usr/gen_init_cpio.c of the tree's
+    'upstream' branch (one file, the C library only): no kernel has to be
+    built for it, whatever checkpoint is checked out."""
     kept = os.path.join(build_dir, "gen_init_cpio")
     if os.path.exists(kept):
         return kept
-    found = sorted(glob.glob(os.path.join(build_dir, "obj", "*", "usr", "gen_init_cpio")))
-    if not found:
-        raise HarnessError("no usr/gen_init_cpio in build/obj/*: build a kernel first")
+    tree_path = os.path.join(build_dir, "linux")
+    source = subprocess.run(["git", "-C", tree_path, "show", "upstream:usr/gen_init_cpio.c"],
+                            capture_output=True)
+    if source.returncode != 0:
+        raise HarnessError(f"no usr/gen_init_cpio.c in {tree_path}: the kernel tree is not "
+                           "extracted yet")
     part = f"{kept}.{os.getpid()}.{threading.get_ident()}"   # two lanes may race here
-    shutil.copy2(found[0], part)
+    r = subprocess.run(["cc", "-O2", "-o", part, "-x", "c", "-"], input=source.stdout,
+                       capture_output=True)
+    if r.returncode != 0:
+        raise HarnessError(f"compiling usr/gen_init_cpio.c failed:\n"
+                           f"{r.stderr.decode(errors='replace')}")
     os.replace(part, kept)
     return kept
 

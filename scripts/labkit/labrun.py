@@ -4,8 +4,10 @@ Used by "make lab N" (one lab on one kernel) and by "make check" (every
 lab and ftracetest on every kernel)."""
 
 import os
+import threading
 
-from . import deps, ftmatrix, gdbrun, grade, initramfs, kbuild, protocol, qemu, series, tree, ui
+from . import (deps, exercise, ftmatrix, gdbrun, grade, initramfs, kbuild, protocol, qemu,
+               series, tree, ui)
 
 
 class Session:
@@ -17,36 +19,67 @@ class Session:
         self.timeout = timeout
         self.tree = tree.Tree(self.build_dir)
         self._initrd = None
+        self._initrd_lock = threading.Lock()
         # {path in the guest: host file} packed into the initramfs besides
         # the labs (make bench adds its workload)
         self.extra_files = {}
+        # what prepare() requires: deps.needed() of the target
+        self.packages = deps.PACKAGES
 
     def prepare(self):
-        deps.require()
+        deps.check_machine()
+        deps.require(self.packages)
         os.makedirs(self.logs, exist_ok=True)
         self.tree.ensure()
 
-    def kernel(self, kernel, debug=False):
+    def kernel(self, kernel, debug=False, flavour=None, branch=None):
         """Check out and build 'upstream' or checkpoint N (its debug variant
-        with debug=True); returns kbuild.Kernel."""
-        k = kbuild.Kernel(self.build_dir, kernel, debug)
+        with debug=True; with flavour "student" or "skeleton", its exercise:
+        exercise.py, built with a learner's uncommitted changes); returns
+        kbuild.Kernel. branch: build that branch of the tree as this kernel
+        (make rebase: the new upstream; scripts/prove-holes.py: a
+        checkpoint with one hole, flavour "isolated"). Debug variants build in a checkout
+        of their own (tree.Worktree build/linux-debug), so that make check
+        builds them while build/linux moves on."""
+        k = kbuild.Kernel(self.build_dir, kernel, debug, flavour)
+        if not debug:
+            with tree.lock(self.build_dir):
+                if flavour and branch is None:
+                    branch = exercise.checkout_for_build(self.tree, flavour, kernel)
+                else:
+                    branch = self.tree.checkout(kernel, branch)
+                ui.debug(f"tree at {branch}")
+                head = self.tree.git("rev-parse", "HEAD")
+                self._build(k, self.tree.path,
+                            head if tree.changes(self.tree.path) == "" else None)
+            return k
         with tree.lock(self.build_dir):
-            branch = self.tree.checkout(kernel)
-            ui.debug(f"tree at {branch}")
-            k.seed(self.seed_folder(kernel, debug))
-            k.build(self.tree.path, self.tree.git("rev-parse", "HEAD"))
+            if branch is None:
+                branch = "upstream" if kernel == "upstream" else self.tree.prepare_branch(kernel)
+        worktree = tree.Worktree(self.tree, "debug")
+        with tree.lock(self.build_dir, "debug-tree"):
+            self._build(k, worktree.path, worktree.checkout(branch))
         return k
 
-    def seed_folder(self, kernel, debug):
+    def _build(self, k, src, commit):
+        """Start k's object folder from another (seed_folder) and build it
+        from the checkout src, clean at commit (None: not clean)."""
+        k.seed(self.seed_folder(k.kernel, k.debug, k.flavour))
+        k.build(src, commit)
+
+    def seed_folder(self, kernel, debug, flavour=None):
         """The object folder a new one starts from: the previous
         checkpoint's of the same variant, else upstream's (make check builds
         the last checkpoint right after upstream); for a debug kernel any
         debug folder there is (only the files the checkout changed
-        recompile)."""
+        recompile). An exercise's starts from the previous checkpoint's,
+        else its own checkpoint's (they differ in the holes only)."""
         suffix = "-debug" if debug else ""
         names = [] if kernel == "upstream" else [
             series.kernel_name("upstream" if kernel == 0 else kernel - 1) + suffix,
             "upstream" + suffix]
+        if flavour:
+            names.insert(1, series.kernel_name(kernel) + suffix)
         obj = os.path.join(self.build_dir, "obj")
         if debug and os.path.isdir(obj):
             names += sorted(n for n in os.listdir(obj) if n.endswith(suffix))
@@ -54,9 +87,14 @@ class Session:
         return found[0] if found else None
 
     def initrd(self):
-        if self._initrd is None:
-            ui.step("packing the guest initramfs (busybox, labs, ftracetest)")
-            self._initrd = initramfs.build(self.build_dir, self.tree.path, self.extra_files)
+        """The guest's initramfs, packed once. make check asks for it from
+        its main thread (gdb runs) and from the guest lanes at once: one
+        packs, the others wait for it."""
+        with self._initrd_lock:
+            if self._initrd is None:
+                ui.step("packing the guest initramfs (busybox, labs, ftracetest)")
+                self._initrd = initramfs.build(self.build_dir, self.tree.path,
+                                               self.extra_files)
         return self._initrd
 
     def timeout_for(self, plan, k=None):
@@ -74,22 +112,27 @@ class Session:
 
 
 def grade_boot(run, tally, label):
-    """The boot itself: it must end cleanly, or nothing else can be trusted."""
-    if run.ok:
+    """The boot itself: it must end cleanly, or nothing else can be trusted.
+    One verdict, pass or fail."""
+    if tally.record(run.ok, f"{label}: guest run to its end, no splat",
+                    f"({run.seconds:.0f} s)" if run.ok else run.status):
         return True
-    tally.record(False, f"{label}: guest run", run.status)
     ui.block(run.explain())
     return False
 
 
-def grade_lab(report, cp, kernel, tally, only=None, alike=None, name=None):
+def grade_lab(report, cp, kernel, tally, only=None, debug=False, name=None, before=None,
+              skeleton=False):
     """Grade lab cp's checks as run on 'kernel' (only check 'only', when
-    given). alike: grading a debug kernel, whose configuration (two CPUs,
-    other inlining) changes some outputs on upstream 6.1 itself. On
-    upstream, a dict that collects those outputs, {(lab, check id):
-    lines}, reported and not graded; on a checkpoint, that dict: such a
-    check passes when its output is upstream's on the same configuration.
-    name: the kernel's name in the verdicts (kbuild.Kernel.name)."""
+    given). debug: a debug kernel, whose configuration (two CPUs, other
+    inlining) changes some outputs on upstream 6.1 itself: a check that
+    must match passes too when labs/debug-differences lists it and it
+    prints what that records (grade.grade_on_debug); the same on
+    upstream's debug kernel, so a stale record fails there. name: the
+    kernel's name in the verdicts (kbuild.Kernel.name). before: what the
+    feature checks print before their checkpoint, when not the lab's
+    'before'. skeleton: the kernel is the skeleton of exercise cp,
+    'before' its skeleton.before (grade.grade_on_skeleton)."""
     tag = name or series.kernel_name(kernel)
     key = f"{cp.number:02d}"
     lab = report.labs.get(key)
@@ -103,29 +146,24 @@ def grade_lab(report, cp, kernel, tally, only=None, alike=None, name=None):
                                 "missing before its checkpoint, as expected")
         return tally.record(False, f"{prefix}: requirement missing: {lab.unsupported}")
     expected = grade.load_expected(cp.lab_dir)
-    before = grade.load_expected(cp.lab_dir, grade.BEFORE)
+    if before is None:
+        before = grade.load_expected(cp.lab_dir, grade.BEFORE)
     if only:
-        expected = {only: expected[only]} if only in expected else {}
+        expected = {k: v for k, v in expected.items() if k.split("@")[0] == only}
     ran = {c.id for c in lab.checks}
-    for ident in expected:
+    for ident in grade.check_ids(expected):
         if ident not in ran:
             tally.record(False, f"{prefix} check '{ident}' did not run")
+    recorded = grade.load_debug_differences() if debug else {}
     for check in lab.checks:
-        outcome = grade.grade_check(check, expected, kernel, cp.number, before)
+        if skeleton:
+            outcome = grade.grade_on_skeleton(check, expected, cp.number, before)
+        else:
+            outcome = grade.grade_check(check, expected, kernel, cp.number, before)
+        if debug and series.has_checkpoint(kernel, cp.number):
+            outcome = grade.grade_on_debug(check, outcome, expected, kernel, cp.number,
+                                           recorded.get((key, check.id)))
         outcome.title = f"{prefix} {check.title}"
-        if alike is not None and not outcome.ok:
-            if kernel == "upstream":
-                alike[(key, check.id)] = grade.normalise(check.output)
-                ui.skip(outcome.title, "output changed by this configuration; the reference "
-                        "for the checkpoint's debug kernel")
-                ui.block(outcome.evidence)
-                continue
-            if (key, check.id) in alike:
-                same = grade.grade_check(check, {check.id: alike[(key, check.id)]}, kernel,
-                                         cp.number)
-                if same.ok:
-                    outcome.ok, outcome.evidence = True, []
-                    outcome.note = "as upstream 6.1 on this configuration"
         tally.record(outcome.ok, outcome.title, f"({outcome.note})" if outcome.note else "")
         ui.block(outcome.evidence)
 
@@ -153,10 +191,11 @@ def grade_ftracetest(report, kernel, tally, log, name=None):
                  + [f"console log: {os.path.relpath(log)}"])
 
 
-def run_gdb_lab(session, k, cp, kernel, tally, port=None, only=None):
+def run_gdb_lab(session, k, cp, kernel, tally, port=None, only=None, plain=False):
     """A lab with "# flags: gdb": boot paused, gdb runs the lab's script
     unattended (serving its requests), then grade the guest's output and,
-    on the lab's own checkpoint, gdb's output too."""
+    on the lab's own checkpoint, gdb's output too. plain: graded as on
+    the lab's checkpoint whatever the kernel (make lab N KERNEL=M)."""
     ui.step(f"booting {k.label} under gdb for lab {cp.number:02d} (it asks gdb to act)")
     ok, evidence, run = gdbrun.unattended(k, session.initrd(), cp, port or gdbrun.free_port(),
                                           session.logs,
@@ -166,10 +205,11 @@ def run_gdb_lab(session, k, cp, kernel, tally, port=None, only=None):
         tally.record(False, f"lab {cp.number:02d} [{k.name}] under gdb")
         ui.block(evidence)
         return
-    grade_lab(protocol.parse(run.console), cp, kernel, tally, only)
+    grade_lab(protocol.parse(run.console), cp, graded_as(kernel, cp, plain), tally, only,
+              name=k.name, debug=k.debug)
     if only:
         return      # gdb.expected is what the whole lab makes gdb print
-    if kernel == cp.number:
+    if graded_as(kernel, cp, plain) == cp.number:
         tally.record(ok, f"gdb lab {cp.number:02d} [{k.name}]")
         ui.block(evidence)
     elif kernel == cp.number - 1:
@@ -192,16 +232,30 @@ def lab_item(number, only=None):
     return f"lab:{number:02d}" + (f":{only}" if only else "")
 
 
-def run_one_lab(session, number, kernel, only=None, debug=False):
-    """make lab N [KERNEL=upstream] [CHECK=ID] [DEBUG=1]."""
+def graded_as(kernel, cp, plain):
+    """The kernel a lab is graded for. make check runs lab N on checkpoint
+    N-1 to see its feature checks fail there; make lab N KERNEL=M (plain)
+    is the lab itself, graded as on its own checkpoint when M is older:
+    its feature checks fail with their diffs."""
+    if plain and not series.has_checkpoint(kernel, cp.number):
+        return cp.number
+    return kernel
+
+
+def run_one_lab(session, number, kernel, only=None, debug=False, flavour=None):
+    """make lab N [KERNEL=upstream|M] [CHECK=ID] [DEBUG=1] [STUDENT=1]."""
     cp = series.lookup(number)
-    k = session.kernel(kernel, debug)
-    tally = ui.Tally()
+    k = session.kernel(kernel, debug, flavour)
+    tally = ui.Tally(f"lab {number:02d} [{k.name}]")
+    if not series.has_checkpoint(kernel, number):
+        ui.info(f"note: this is checkpoint {kernel}'s kernel, not checkpoint {number}'s: "
+                f"lab {number:02d}'s checks of what checkpoint {number} adds fail here")
     if cp.needs_gdb:
-        run_gdb_lab(session, k, cp, kernel, tally, only=only)
+        run_gdb_lab(session, k, cp, kernel, tally, only=only, plain=True)
         return tally
     run, report = session.boot(k, [lab_item(number, only)], f"lab{number:02d}-{k.name}")
     if grade_boot(run, tally, f"lab {number:02d} [{k.name}]"):
-        grade_lab(report, cp, kernel, tally, only)
+        grade_lab(report, cp, graded_as(kernel, cp, True), tally, only, name=k.name,
+                  debug=k.debug)
     print(f"console log: {os.path.relpath(run.log)}")
     return tally

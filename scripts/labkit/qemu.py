@@ -14,7 +14,7 @@ import subprocess
 import threading
 import time
 
-from . import protocol, series, ui
+from . import interrupt, protocol, series, ui
 
 QEMU = "qemu-system-x86_64"
 
@@ -223,6 +223,22 @@ def times_path(log):
     return os.path.splitext(log)[0] + ".times"
 
 
+# Seconds without a console line after which a watched guest's run says
+# what the guest is doing (and again after as many more).
+QUIET = 30
+
+
+def quiet_note(cmd, lines, seconds, log):
+    """What a guest that has printed nothing for 'seconds' is running: its
+    plan (the command line's ftlab=) and the last step it announced (its
+    last "@@ftlab" line), or its last line."""
+    plan = next((m.group(1) for m in map(re.compile(r"\bftlab=(\S+)").search, cmd) if m), "?")
+    steps = [l.strip()[len("@@ftlab "):] for l in lines if l.strip().startswith("@@ftlab ")]
+    last = steps[-1] if steps else (lines[-1].strip() if lines else "booting")
+    return (f"guest quiet for {seconds:.0f} s, running {plan}; last step: {last[:100]} "
+            f"(console: {os.path.relpath(log)})")
+
+
 class Guest:
     """A running QEMU: its console (stdout) is copied line by line to 'log',
     flushed at once (gdb's ft-console reads it while the guest runs), and
@@ -231,12 +247,17 @@ class Guest:
     def __init__(self, cmd, log, own_session=False):
         os.makedirs(os.path.dirname(log), exist_ok=True)
         self.log = log
+        self.cmd = cmd
         self.start = time.monotonic()
         ui.debug(" ".join(cmd))
+        if interrupt.requested():
+            raise interrupt.Interrupted()
         # Under gdb, a session of its own: a Ctrl-C meant for gdb must not
         # stop QEMU (the harness stops it when gdb ends).
         self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                      stderr=subprocess.STDOUT, start_new_session=own_session)
+        # Ctrl-C ends it from the main thread, whichever thread watches it
+        self._on_interrupt = interrupt.register(self.proc.kill)
         self.lines = []
         self._queue = queue.Queue()
         self._eof = False
@@ -273,14 +294,19 @@ class Guest:
         problem, status = [], None
         crash_deadline = None
         in_log = False
+        last_line = note_at = time.monotonic()
         while True:
             now = time.monotonic()
+            if now - note_at >= QUIET:
+                ui.info(quiet_note(self.cmd, self.lines, now - last_line, self.log))
+                note_at = now
             limit = crash_deadline if crash_deadline else self.start + timeout
-            wait = max(0.05, limit - now)
+            wait = max(0.05, min(limit, note_at + QUIET) - now)
             if stop is not None:
                 wait = min(wait, 0.2)
             try:
                 line = self._next(wait)
+                last_line = note_at = time.monotonic()
             except queue.Empty:
                 if stop is not None and not crash_deadline and stop():
                     status = status or "stopped"
@@ -329,6 +355,7 @@ class Guest:
         if self.proc.poll() is None:
             self.proc.kill()
         self.proc.wait()
+        interrupt.unregister(self._on_interrupt)
         deadline = time.monotonic() + 2
         while not self._eof and time.monotonic() < deadline:
             try:

@@ -9,11 +9,14 @@
      stops here, naming the patch and the files; after resolving it
      ("git am --continue" in build/linux), the same command goes on from
      the branches that are complete;
-  3. rewrite patches/ from those branches (only the diffs change: subjects,
-     messages and the notes after "---" stay) and patches/BASE; move
-     upstream and lab/cpN onto the new branches;
-  4. build the new upstream, run every lab on it, rewrite the labs'
-     expected outputs, and show how they changed.
+  3. rewrite the patches from those branches (only the diffs change:
+     subjects, messages and the notes after "---" stay), kept aside;
+  4. build the new upstream (rebase/upstream), run every lab on it, and
+     rewrite the labs' expected outputs, kept aside too;
+  5. only then swap: the new patches, patches/BASE and expected outputs
+     replace the old ones, upstream and lab/cpN move onto the new branches
+     in one git transaction; show how the files changed. A rebase that
+     stops before step 5 has changed nothing in patches/ or labs/.
 
 Also: does the series apply to a given version? (make check asks it of the
 newest version the archive offers.)
@@ -168,9 +171,11 @@ def apply_checkpoints(t):
         parent = branch
 
 
-def rewrite_patches(t):
-    """patches/NN-slug/*.patch from the rebase/cpN branches, numbered as
-    before ([PATCH 2/8]), with the same abbreviation of blob ids."""
+def rewritten_patches(t):
+    """{path: new text} of the patches/NN-slug/*.patch files whose diffs
+    the rebase/cpN branches change, numbered as before ([PATCH 2/8]),
+    with the same abbreviation of blob ids. Nothing is written: see swap()."""
+    staged = {}
     parent = "rebase/upstream"
     for cp in series.checkpoints():
         branch = f"rebase/cp{cp.number}"
@@ -190,60 +195,96 @@ def rewrite_patches(t):
                 with open(os.path.join(out, name), encoding="utf-8") as f:
                     text = respliced(old, f.read())
                 if text != old:
-                    with open(path, "w", encoding="utf-8") as f:
-                        f.write(text)
+                    staged[path] = text
             shutil.rmtree(out)
         parent = branch
+    return staged
+
+
+def base_text(version):
+    """patches/BASE naming 'version', its comments kept."""
+    with open(series.BASE_FILE, encoding="utf-8") as f:
+        text = f.read()
+    return re.sub(r"^(?!#)\S+$", version, text, count=1, flags=re.M)
+
+
+def swap(staged):
+    """Write the staged files ({path: text}) of the repository: each to a
+    file beside it first, then every one renamed over its old self. What
+    can fail (a full disk) fails before any of them changes."""
+    for path, text in staged.items():
+        with open(path + ".rebase-new", "w", encoding="utf-8") as f:
+            f.write(text)
+    for path in staged:
+        os.replace(path + ".rebase-new", path)
 
 
 def move_branches(t, version):
-    t.git("checkout", "-q", "rebase/upstream")
-    t.git("branch", "-f", "upstream", "rebase/upstream")
-    for cp in series.checkpoints():
-        t.git("branch", "-f", cp.branch, f"rebase/cp{cp.number}")
+    """upstream and lab/cpN onto the rebase/ branches, all in one git
+    transaction, then the digests of the (rewritten) patches and the
+    tree's version stamp; the rebase/ branches go."""
+    cps = series.checkpoints()
+    t.git("checkout", "-q", "--detach", "rebase/upstream")
+    moves = [("upstream", "rebase/upstream")] + [(cp.branch, f"rebase/cp{cp.number}")
+                                                 for cp in cps]
+    transaction = "start\n" + "".join(
+        f"update refs/heads/{branch} {t.git('rev-parse', new)}\n" for branch, new in moves
+    ) + "prepare\ncommit\n"
+    r = subprocess.run(["git", "-C", t.path, "update-ref", "--stdin"], input=transaction,
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        raise RebaseError(f"git update-ref: {r.stderr.strip()}")
+    for cp in cps:
         t.git("config", f"ftlab.cp{cp.number}.digest", series.series_digest(cp.number))
     t.git("checkout", "-q", "upstream")
-    for name in ["rebase/upstream"] + [f"rebase/cp{cp.number}" for cp in series.checkpoints()]:
+    for name in ["rebase/upstream"] + [f"rebase/cp{cp.number}" for cp in cps]:
         t.git("branch", "-D", name)
     with open(t.stamp, "w") as f:
         f.write(version + "\n")
-    with open(series.BASE_FILE, encoding="utf-8") as f:
-        text = f.read()
-    with open(series.BASE_FILE, "w", encoding="utf-8") as f:
-        f.write(re.sub(r"^(?!#)\S+$", version, text, count=1, flags=re.M))
 
 
 def expected_text(old_text, lab):
     """A lab's expected file rewritten from a run on upstream: the header
     comments stay, each check's section is what the run printed, and the
     sections that do not hold upstream's output stay as they were: the
-    ours-only checks (upstream skips them) and the replaced-at-N ones
-    (they hold the older checkpoints' behaviour)."""
+    ours-only checks (upstream skips them) and the older checkpoints'
+    section of a replaced-at-N check (the run gives its "ID@N" one)."""
     header = old_text.split("\n## check: ", 1)[0].rstrip("\n") + "\n"
     old = grade.parse_expected(old_text)
-    out = [header]
+    sections = []
     for check in lab.checks:
         keep = check.kind == "ours-only" or check.replaced_at is not None
-        lines = old.get(check.id, []) if keep else grade.normalise(check.output)
-        out.append(f"\n## check: {check.id}\n" + "".join(line + "\n" for line in lines))
-    return "".join(out)
+        sections.append((check.id, old.get(check.id, []) if keep
+                         else grade.normalise(check.output)))
+        if check.replaced_at is not None:
+            sections.append((grade.replaced_id(check), grade.normalise(check.output)))
+    return header + "".join(f"\n## check: {ident}\n" + "".join(line + "\n" for line in lines)
+                            for ident, lines in sections)
 
 
 def record_expected(session):
-    """Run every lab on the (new) upstream and rewrite its expected file."""
+    """Run every lab on the new upstream (branch rebase/upstream, built as
+    'upstream') and return {path: text} of the labs' expected files it
+    changes. Nothing is written: see swap()."""
     from . import gdbrun, labrun, protocol
-    k = session.kernel("upstream")
+    k = session.kernel("upstream", branch="rebase/upstream")
     labs = [cp for cp in series.checkpoints() if cp.has_lab]
     plain = [cp for cp in labs if not cp.needs_gdb]
-    run, report = session.boot(k, [labrun.lab_item(cp.number) for cp in plain], "rebase-upstream")
-    if not run.ok:
-        raise RebaseError("the labs did not run on the new upstream:\n" + "\n".join(run.explain()))
-    reports = {cp.number: report for cp in plain}
+    reports = {}
+    if plain:
+        run, report = session.boot(k, [labrun.lab_item(cp.number) for cp in plain],
+                                   "rebase-upstream")
+        if not run.ok:
+            raise RebaseError("the labs did not run on the new upstream:\n"
+                              + "\n".join(run.explain()))
+        reports = {cp.number: report for cp in plain}
     for cp in labs:
         if cp.needs_gdb:
             _ok, _ev, grun = gdbrun.unattended(k, session.initrd(), cp, gdbrun.free_port(),
-                                               session.logs)
+                                               session.logs,
+                                               lambda plan: session.timeout_for(plan, k))
             reports[cp.number] = protocol.parse(grun.console)
+    staged = {}
     for cp in labs:
         lab = reports[cp.number].labs.get(f"{cp.number:02d}")
         if lab is None or not lab.finished:
@@ -253,12 +294,17 @@ def record_expected(session):
             old = f.read()
         new = expected_text(old, lab)
         if new != old:
-            with open(path, "w", encoding="utf-8") as f:
-                f.write(new)
+            staged[path] = new
+    return staged
 
 
 def rebase(session, version):
-    """make rebase BASE=version."""
+    """make rebase BASE=version. Everything that takes time or can fail
+    (the merges, the build, the labs on the new upstream) works on the
+    rebase/ branches and on copies; patches/, labs/ and the tree's
+    branches change only at the end, together (swap, move_branches), so
+    that a rebase that stops half way leaves them as they were, and
+    running it again goes on."""
     t = session.tree
     session.prepare()
     t.ensure_clean()
@@ -269,12 +315,17 @@ def rebase(session, version):
     with tree.lock(session.build_dir):
         import_version(t, version, tarball)
         apply_checkpoints(t)
-        ui.step("rewriting patches/ and patches/BASE")
-        rewrite_patches(t)
+        ui.step("rewriting the patches from the rebase/ branches (in build/, for now)")
+        staged = rewritten_patches(t)
+    staged[series.BASE_FILE] = base_text(version)
+    ui.step(f"recording the labs' expected outputs on {version}")
+    staged.update(record_expected(session))
+    ui.step("moving patches/, patches/BASE, the labs' expected outputs and the branches "
+            f"to {version}")
+    with tree.lock(session.build_dir):
+        swap(staged)
         move_branches(t, version)
         t.version = version
-    ui.step(f"recording the labs' expected outputs on {version}")
-    record_expected(session)
     changed = subprocess.run(["git", "-C", series.ROOT, "diff", "--stat", "--", "patches", "labs"],
                              capture_output=True, text=True).stdout
     ui.step("what changed (git diff --stat; 'git diff labs' shows the outputs):")

@@ -7,12 +7,13 @@ cpio archive appended: the kernel unpacks both, so the tests' data
 "robust:NAME" run labs/robustness/NAME.sh (initramfs/init)."""
 
 import concurrent.futures
+import contextlib
 import os
 import shutil
 import threading
 import time
 
-from . import hostile, initramfs, qemu, ui
+from . import hostile, initramfs, interrupt, qemu, ui
 
 # Guests run at once (robust.lanes): one per core of a 2-core machine.
 GUEST_LANES = 2
@@ -333,12 +334,17 @@ class Lanes:
     """Guest runs that go on beside other work, at most 'width' at once.
     Each QEMU runs on one host thread (thread=single), so two guests use
     both cores of the machine; make check starts with one lane while its
-    plain kernels build and boot, and widens to two when they are done."""
+    plain kernels build and boot, and widens to two when they are done.
+    After Ctrl-C (labkit.interrupt), or once its 'with' block ends with an
+    exception, no queued run starts: each raises interrupt.Interrupted."""
 
     def __init__(self, width=GUEST_LANES):
         self._pool = concurrent.futures.ThreadPoolExecutor(max_workers=GUEST_LANES)
         self._free = threading.Condition()
         self._width, self._busy = width, 0
+        self._outside = 0       # builds and gdb runs going on beside (busy())
+        self._cancelled = False
+        self._on_interrupt = interrupt.register(self.cancel)
         # Runs take the lanes in the order they were submitted (callers
         # submit the longest first). Without tickets, a worker thread that
         # had just finished a run could take the lane again for its next
@@ -355,9 +361,12 @@ class Lanes:
         with self._free:
             ticket, self._tickets = self._tickets, self._tickets + 1
             self._waiting.append(ticket)
-            self._free.wait_for(lambda: self._busy < self._width
-                                and ticket == self._waiting[0])
-            self._waiting.pop(0)
+            self._free.wait_for(lambda: self._cancelled or (self._busy < self._open()
+                                                            and ticket == self._waiting[0]))
+            self._waiting.remove(ticket)
+            if self._cancelled:
+                self._free.notify_all()
+                raise interrupt.Interrupted()
             self._busy += 1
             self._free.notify_all()     # the next ticket may fit in another lane
         try:
@@ -372,12 +381,39 @@ class Lanes:
             self._width = width
             self._free.notify_all()
 
+    @contextlib.contextmanager
+    def busy(self):
+        """Hold one lane's worth of the machine for work outside the lanes
+        (a kernel build, a gdb run): the guests get one lane fewer while it
+        lasts, never none."""
+        with self._free:
+            self._outside += 1
+        try:
+            yield
+        finally:
+            with self._free:
+                self._outside -= 1
+                self._free.notify_all()
+
+    def _open(self):
+        """Lanes open now: the width less the work held outside, at least one."""
+        return max(1, self._width - self._outside)
+
+    def cancel(self):
+        """Start no queued run (the running ones go on)."""
+        with self._free:
+            self._cancelled = True
+            self._free.notify_all()
+
     def __enter__(self):
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, exc_type, *exc):
+        if exc_type is not None:
+            self.cancel()
         self.widen()
         self._pool.shutdown(wait=True)
+        interrupt.unregister(self._on_interrupt)
 
 
 def start_kernel(session, k, seed, count, pool, stress=False):
@@ -453,8 +489,9 @@ def build_kernels(session, kernel, use_debug, tally):
         return None
 
 
-def announce(seed, count):
-    ui.step(f"hostile input: seed {seed}, {count} writes (replay: SEED={seed})")
+def announce(seed, count, label=None):
+    ui.step(f"hostile input{' on ' + label if label else ''}: seed {seed}, {count} writes "
+            f"(replay: SEED={seed})")
 
 
 def run_all(session, kernel, use_debug=False, seed=None, tally=None, count=HOSTILE_WRITES):

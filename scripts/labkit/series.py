@@ -51,7 +51,7 @@ def has_checkpoint(kernel, number):
 
 def data_lines(text):
     """(line number, line) of a data file of the labs (ftracetest.matrix,
-    the conformance corpus, ftracetest-exceptions): stripped, without its
+    the conformance corpus): stripped, without its
     blank lines and "#" comments."""
     for n, line in enumerate(text.splitlines(), 1):
         line = line.strip()

@@ -24,11 +24,12 @@ class TreeError(HarnessError):
 
 
 @contextlib.contextmanager
-def lock(build_dir):
+def lock(build_dir, name="tree"):
     """One checkout-and-build at a time per build folder: two makes in two
-    terminals must not switch build/linux under each other's compiler."""
+    terminals must not switch build/linux under each other's compiler.
+    name: which checkout (a Worktree has a lock of its own)."""
     os.makedirs(build_dir, exist_ok=True)
-    with open(os.path.join(build_dir, ".tree.lock"), "w") as f:
+    with open(os.path.join(build_dir, f".{name}.lock"), "w") as f:
         try:
             fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -129,11 +130,28 @@ class Tree:
                 "The harness switches this tree between checkpoints. Commit them on a "
                 "branch of your own or 'git stash' them, then run make again.")
 
-    def checkout(self, kernel):
-        """Put the tree at 'upstream' or checkpoint N (an int); returns the branch."""
+    def current_branch(self):
+        """The branch checked out ("HEAD" when detached)."""
+        return self.git("rev-parse", "--abbrev-ref", "HEAD")
+
+    def keep_student_work(self):
+        """Before the tree leaves a learner's branch (student/cpN, see
+        exercise.py): commit their uncommitted changes on it, so that a
+        checkout neither loses nor refuses them."""
+        branch = self.current_branch()
+        if branch.startswith("student/") and changes(self.path):
+            self.git("commit", "-q", "-a", "-m", "work in progress (committed by the harness "
+                     "before it switched the tree)")
+            ui.info(f"committed your changes on {branch} before switching the tree")
+
+    def checkout(self, kernel, branch=None):
+        """Put the tree at 'upstream' or checkpoint N (an int), or at
+        'branch' when given; returns the branch."""
+        self.keep_student_work()
         self.ensure_clean()
-        branch = "upstream" if kernel == "upstream" else self.prepare_branch(kernel)
-        if self.git("rev-parse", "--abbrev-ref", "HEAD") != branch:
+        if branch is None:
+            branch = "upstream" if kernel == "upstream" else self.prepare_branch(kernel)
+        if self.current_branch() != branch:
             self.git("checkout", "-q", branch)
         return branch
 
@@ -178,3 +196,39 @@ class Tree:
                 return min(max(int(f.read()) - 1, 0), count - 1)
         except (OSError, ValueError):
             return 0
+
+
+class Worktree:
+    """A second checkout of the tree's repository, build/linux-NAME, at a
+    checkpoint's commit (detached: a branch is checked out in one place
+    only). make check builds its debug kernels there, so that they build
+    while build/linux moves on to the next checkpoint."""
+
+    def __init__(self, tree, name):
+        self.tree = tree
+        self.name = name
+        self.path = os.path.join(tree.build_dir, f"linux-{name}")
+
+    def _registered(self):
+        """Is self.path a worktree of the tree's repository, as it is now
+        (a tree extracted again forgets its worktrees)?"""
+        listing = self.tree.git("worktree", "list", "--porcelain", check=False)
+        return f"worktree {os.path.realpath(self.path)}" in listing.splitlines()
+
+    def checkout(self, branch):
+        """Put the worktree at branch's commit; returns the commit."""
+        commit = self.tree.git("rev-parse", branch)
+        if not self._registered():
+            shutil.rmtree(self.path, ignore_errors=True)
+            self.tree.git("worktree", "prune")
+            ui.step(f"checking out {branch} in {os.path.relpath(self.path)} "
+                    "(a second tree, for builds beside the main one)")
+            self.tree.git("worktree", "add", "-q", "--detach", self.path, commit)
+            return commit
+        dirty = changes(self.path)
+        if dirty:
+            raise TreeError(f"{self.path} has changes:\n{dirty}\nThe harness builds there "
+                            "beside build/linux; remove the folder and run make again.")
+        subprocess.run(["git", "-C", self.path, "checkout", "-q", "--detach", commit],
+                       check=True, capture_output=True)
+        return commit

@@ -1,13 +1,15 @@
 import io
 import os
+import re
 import subprocess
 import tempfile
 import unittest
 from contextlib import redirect_stderr
+from types import SimpleNamespace
 from unittest import mock
 
 import ftlab
-from labkit import deps, series, ui
+from labkit import deps, protocol, series, ui
 
 ROOT = series.ROOT
 
@@ -28,10 +30,24 @@ class CheckpointArgument(unittest.TestCase):
         self.assertEqual(ftlab.parse_checkpoint("lab", "0"), 0)
 
     def test_options(self):
-        a = ftlab.parse_args(["lab", "0", "--kernel", "upstream", "--gdb-port", "2345"])
-        self.assertEqual((a.command, a.number, a.kernel, a.gdb_port), ("lab", 0, "upstream", 2345))
+        a = ftlab.parse_args(["gdb", "0", "--kernel", "upstream", "--gdb-port", "2345"])
+        self.assertEqual((a.command, a.number, a.kernel, a.gdb_port), ("gdb", 0, "upstream", 2345))
         with self.assertRaises(ftlab.UsageError):
             ftlab.parse_args(["list", "3"])
+
+    def test_kernel_may_be_another_checkpoint(self):
+        """make lab 1 KERNEL=0: lab 1 on checkpoint 0's kernel."""
+        for target in ("lab", "gdb", "shell", "kernel"):
+            a = ftlab.parse_args([target, "1", "--kernel", "0"])
+            self.assertEqual((a.number, a.kernel, ftlab.target_kernel(a)), (1, 0, 0), target)
+        a = ftlab.parse_args(["lab", "1"])
+        self.assertEqual(ftlab.target_kernel(a), 1)
+        self.assertEqual(ftlab.target_kernel(ftlab.parse_args(["lab", "1", "--kernel", "upstream"])),
+                         "upstream")
+        for bad in ("99", "x", "-1"):
+            with self.assertRaises(ftlab.UsageError) as e:
+                ftlab.parse_args(["lab", "1", "--kernel", bad])
+            self.assertIn(f"KERNEL={bad}", str(e.exception))
 
 
 class LabChecks(unittest.TestCase):
@@ -56,7 +72,12 @@ class LabChecks(unittest.TestCase):
         for cp in series.checkpoints():
             if cp.has_lab:
                 ids = [c.id for c in cp.checks()]
-                self.assertEqual(sorted(ids), sorted(grade.load_expected(cp.lab_dir)), cp.name)
+                expected = grade.load_expected(cp.lab_dir)
+                self.assertEqual(sorted(ids), sorted(grade.check_ids(expected)), cp.name)
+                for registered in cp.checks():
+                    check = protocol.Check(cp.name, registered.id, registered.kind, "")
+                    if check.replaced_at is not None:
+                        self.assertIn(grade.replaced_id(check), expected, cp.name)
 
     def test_check_must_exist(self):
         a = ftlab.parse_args(["lab", "3", "--check", "errors"])
@@ -68,18 +89,38 @@ class LabChecks(unittest.TestCase):
             ftlab.parse_args(["gdb", "3", "--list"])
 
 
-class MakeForms(unittest.TestCase):
-    """'make lab 3' and 'make lab N=3' must run the same command."""
+def make_dry(*args):
+    """The harness command 'make -n ARGS' runs (its first line: the rest
+    swallows the number), with none of the variables the Makefile turns
+    into options in the environment ("make check DEBUG=1" puts DEBUG=1
+    in the tests' environment, and --debug=1 in every line)."""
+    with open(os.path.join(ROOT, "Makefile")) as f:
+        options = set(re.findall(r"\$\(if \$\((\w+)\)", f.read()))
+    env = {k: v for k, v in os.environ.items()
+           if k not in options and not k.startswith("MAKE")}
+    r = subprocess.run(["make", "-s", "-n", "-C", ROOT] + list(args),
+                       capture_output=True, text=True, env=env)
+    return r.stdout.strip().splitlines()[0].strip()
 
+
+class MakeDry(unittest.TestCase):
     def dry(self, *args):
-        r = subprocess.run(["make", "-s", "-n", "-C", ROOT] + list(args),
-                           capture_output=True, text=True)
-        # the first line: the harness command (the rest swallows the number)
-        return r.stdout.strip().splitlines()[0].strip()
+        return make_dry(*args)
+
+    def parsed(self, *args):
+        """ftlab.parse_args of the command line make runs."""
+        import shlex
+        return ftlab.parse_args(shlex.split(self.dry(*args))[2:])
+
+
+class MakeForms(MakeDry):
+    """'make lab 3' and 'make lab N=3' must run the same command."""
 
     def test_positional_and_variable_forms_agree(self):
         for target in ("lab", "gdb", "shell", "kernel"):
-            self.assertEqual(self.dry(target, "0"), self.dry(target, "N=0"))
+            self.assertEqual(self.parsed(target, "0").number, 0)
+            self.assertEqual(self.parsed(target, "N=0").number, 0)
+            self.assertEqual(self.parsed(target, "0", "N=0").number, 0)
             self.assertIn(f"ftlab.py {target} 0", self.dry(target, "0"))
 
     def test_list_and_check_become_options(self):
@@ -87,22 +128,123 @@ class MakeForms(unittest.TestCase):
         self.assertIn("--check errors", self.dry("lab", "3", "CHECK=errors"))
 
     def test_variables_become_options(self):
-        out = self.dry("lab", "0", "KERNEL=upstream", "GDB_PORT=4321")
+        out = self.dry("gdb", "0", "KERNEL=upstream", "GDB_PORT=4321")
         self.assertIn("--kernel upstream", out)
         self.assertIn("--gdb-port 4321", out)
 
     def test_make_command_lines_parse(self):
         """What make runs must parse: options and number in any order."""
         import shlex
-        out = self.dry("lab", "0", "KERNEL=upstream", "GDB_PORT=4321")
+        out = self.dry("gdb", "0", "KERNEL=upstream", "GDB_PORT=4321")
         argv = shlex.split(out)[2:]            # drop "python3 scripts/ftlab.py"
         a = ftlab.parse_args(argv)
-        self.assertEqual((a.command, a.number, a.kernel, a.gdb_port), ("lab", 0, "upstream", 4321))
+        self.assertEqual((a.command, a.number, a.kernel, a.gdb_port), ("gdb", 0, "upstream", 4321))
         a = ftlab.parse_args(["lab", "--kernel", "upstream", "0"])
         self.assertEqual((a.number, a.kernel), (0, "upstream"))
 
     def test_distclean_is_clean_all(self):
         self.assertIn("clean --all", self.dry("distclean"))
+
+    def test_student_variables_become_options(self):
+        self.assertIn("ftlab.py exercise 3 ", self.dry("exercise", "3", "TODO=2") + " ")
+        self.assertIn("--todo 2", self.dry("exercise", "3", "TODO=2"))
+        self.assertIn("--student", self.dry("lab", "3", "STUDENT=1"))
+        self.assertIn("--results out", self.dry("grade", "3", "RESULTS=out"))
+        self.assertIn("--force", self.dry("distclean", "FORCE=1"))
+        for target in ("save", "grade", "solution"):
+            self.assertIn(f"ftlab.py {target} 3", self.dry(target, "3"))
+            self.assertIn("--n 3", self.dry(target, "N=3"))
+            self.assertEqual(ftlab.parse_args([target, "3"]).number,
+                             ftlab.parse_args([target, "--n", "3"]).number)
+
+
+class StudentOptions(unittest.TestCase):
+    """STUDENT=1, TODO=k and RESULTS=DIR only with the targets they change."""
+
+    def test_misplaced_options_are_usage_errors(self):
+        for argv in (["exercise", "0", "--student"], ["lab", "0", "--todo", "2"],
+                     ["kernel", "0", "--results", "x"], ["lab", "0", "--student", "--kernel",
+                                                      "upstream"]):
+            with self.assertRaises(ftlab.UsageError, msg=argv):
+                ftlab.parse_args(argv)
+
+    def test_an_exercise_needs_a_holes_file(self):
+        from labkit import holes
+        with self.assertRaises(holes.HolesError):
+            ftlab.parse_args(["exercise", "0"])
+
+    def test_distclean_refuses_unsaved_work(self):
+        from labkit import exercise
+        args = ftlab.parse_args(["clean", "--all", "--build-dir", tempfile.mkdtemp()])
+        with mock.patch.object(exercise, "unexported", return_value=[3]):
+            with self.assertRaises(ftlab.HarnessError) as e:
+                ftlab.cmd_clean(args)
+        self.assertIn("'make save 3'", str(e.exception))
+        self.assertTrue(os.path.isdir(args.build_dir))
+        args.force = True
+        with mock.patch.object(exercise, "unexported", return_value=[3]):
+            ftlab.cmd_clean(args)
+        self.assertFalse(os.path.isdir(args.build_dir))
+
+
+class Switches(MakeDry):
+    """DEBUG, V, LIST and FULL: 1 is on, 0 is off, anything else an error
+    that names the variable; the harness reads the value make was given."""
+
+    WITH = {"DEBUG": "lab", "V": "lab", "LIST": "lab", "FULL": "bench"}
+    DEST = {"DEBUG": "debug", "V": "verbose", "LIST": "list", "FULL": "full"}
+
+    def test_one_is_on_and_zero_is_off(self):
+        for variable, target in self.WITH.items():
+            for value, on in (("1", True), ("0", False)):
+                args = [target, "0"] if target == "lab" else [target]
+                a = self.parsed(*args, f"{variable}={value}")
+                self.assertIs(getattr(a, self.DEST[variable]), on, f"{variable}={value}")
+
+    def test_unset_is_off(self):
+        a = self.parsed("lab", "0")
+        self.assertEqual((a.debug, a.verbose, a.list), (False, False, False))
+
+    def test_another_value_is_an_error_naming_the_variable(self):
+        for variable, target in self.WITH.items():
+            for value in ("yes", "2", "on", "true"):
+                args = [target, "0"] if target == "lab" else [target]
+                with self.assertRaises(ftlab.UsageError) as e:
+                    self.parsed(*args, f"{variable}={value}")
+                self.assertIn(f"{variable}={value}", str(e.exception))
+
+
+class ConflictingArguments(MakeDry):
+    """Two answers to one question are an error that says so, not a
+    silent choice of one of them."""
+
+    def refused(self, *args):
+        with self.assertRaises(ftlab.UsageError) as e:
+            self.parsed(*args)
+        return str(e.exception)
+
+    def test_two_checkpoints(self):
+        self.assertIn("one checkpoint at a time", self.refused("lab", "1", "2"))
+
+    def test_a_number_and_a_different_n(self):
+        words = self.refused("lab", "3", "N=5")
+        self.assertIn("'make lab 3' and N=5", words)
+
+    def test_a_number_for_a_target_without_one(self):
+        for target in ("list", "check", "bench", "deps", "clean"):
+            self.assertIn(f"'make {target}' takes no checkpoint number", self.refused(target, "3"))
+
+    def test_two_targets(self):
+        self.assertIn("one target at a time", self.refused("lab", "gdb", "1"))
+
+    def test_a_variable_of_another_target(self):
+        self.assertIn("FULL= goes with 'make bench'", self.refused("lab", "1", "FULL=1"))
+        self.assertIn("SEED= goes with", self.refused("lab", "1", "SEED=3"))
+        self.assertIn("KERNEL= goes with", self.refused("list", "KERNEL=1"))
+        self.assertIn("make robust N", self.refused("robust", "1", "KERNEL=0"))
+
+    def test_switched_off_variables_go_anywhere(self):
+        self.assertFalse(self.parsed("list", "FULL=0").full)
 
 
 class HarnessErrors(unittest.TestCase):
@@ -151,3 +293,53 @@ class CheckTimes(unittest.TestCase):
             parts.report("3 s")
         self.assertIn("make check took 3 s:", out.getvalue())
         self.assertRegex(out.getvalue(), r"one part\s+0 s")
+
+
+class ResultsOption(unittest.TestCase):
+    """RESULTS=DIR goes with make check and make lab N only."""
+
+    def test_check_and_lab_take_it(self):
+        self.assertEqual(ftlab.parse_args(["check", "--results", "/tmp/r"]).results, "/tmp/r")
+        self.assertEqual(ftlab.parse_args(["lab", "0", "--results", "r"]).results,
+                         os.path.abspath("r"))
+        self.assertIsNone(ftlab.parse_args(["check"]).results)
+
+    def test_other_targets_refuse_it(self):
+        with self.assertRaises(ftlab.UsageError):
+            ftlab.parse_args(["kernel", "0", "--results", "r"])
+
+    def test_the_makefile_passes_it(self):
+        r = subprocess.run(["make", "-n", "check", "RESULTS=out"], cwd=ROOT,
+                           capture_output=True, text=True)
+        self.assertIn("--results out", r.stdout)
+
+
+class AnotherCheckpointsKernel(unittest.TestCase):
+    """make lab 6 KERNEL=5 is lab 6 itself on checkpoint 5's kernel: its
+    feature checks FAIL with their diffs (make check's run of lab 6 on
+    checkpoint 5 passes them for failing as 'before' records)."""
+
+    def check(self, output):
+        from labkit import protocol
+        c = protocol.Check("06", "count", "check", "a count trigger fires twice")
+        c.output, c.rc = output, 0
+        return c
+
+    def test_graded_as_the_labs_own_checkpoint(self):
+        from labkit import labrun
+        cp = SimpleNamespace(number=6)
+        self.assertEqual(labrun.graded_as(5, cp, plain=True), 6)
+        self.assertEqual(labrun.graded_as(7, cp, plain=True), 7)
+        self.assertEqual(labrun.graded_as("upstream", cp, plain=True), "upstream")
+        self.assertEqual(labrun.graded_as(5, cp, plain=False), 5)
+
+    def test_a_feature_check_fails_with_its_diff(self):
+        from labkit import grade, labrun
+        cp = SimpleNamespace(number=6)
+        expected = {"count": ["fired", "fired"]}
+        older = self.check(["echo: write error: Invalid argument"])
+        plain = grade.grade_check(older, expected, labrun.graded_as(5, cp, True), 6)
+        self.assertFalse(plain.ok)
+        self.assertIn("+echo: write error: Invalid argument", plain.evidence)
+        gate = grade.grade_check(older, expected, labrun.graded_as(5, cp, False), 6)
+        self.assertTrue(gate.ok)

@@ -1,12 +1,14 @@
+import io
 import os
-import re
+import shlex
 import shutil
-import subprocess
 import tempfile
 import unittest
+from contextlib import redirect_stderr
 
 import ftlab
 from labkit import docs, series
+from tests.test_cli import make_dry
 
 
 class DocsArgument(unittest.TestCase):
@@ -17,24 +19,112 @@ class DocsArgument(unittest.TestCase):
             ftlab.parse_args(["docs", "99"])
 
     def test_make_forms(self):
-        # Without the variables the Makefile turns into options: "make check
-        # V=1" puts V=1 in this test's environment, and --verbose in the line.
-        with open(os.path.join(series.ROOT, "Makefile")) as f:
-            options = set(re.findall(r"\$\(if \$\((\w+)\)", f.read()))
-        env = {k: v for k, v in os.environ.items()
-               if k not in options and not k.startswith("MAKE")}
-
         def dry(*args):
-            r = subprocess.run(["make", "-s", "-n", "-C", series.ROOT] + list(args),
-                               capture_output=True, text=True, env=env)
-            return r.stdout.strip().splitlines()[0].strip()
-        self.assertEqual(dry("docs", "3"), dry("docs", "N=3"))
-        self.assertIn("ftlab.py docs 3", dry("docs", "3"))
-        self.assertTrue(dry("docs").endswith("ftlab.py docs"))
+            return shlex.split(make_dry(*args))[2:]
+        self.assertEqual(dry("docs", "3"), ["docs", "3"])
+        self.assertEqual(dry("docs", "N=3"), ["docs", "--n", "3"])
+        self.assertEqual(ftlab.parse_args(dry("docs", "N=3")).number, 3)
+        self.assertEqual(dry("docs"), ["docs"])
 
     def test_views_go_to_their_own_folder(self):
         self.assertEqual(docs.out_dir(None, "/b"), "/b/docs")
         self.assertEqual(docs.out_dir(3, "/b"), "/b/docs/cp3")
+
+    def test_editions_go_to_their_own_folder(self):
+        self.assertEqual(docs.out_dir(None, "/b", False), "/b/docs-student")
+        self.assertEqual(docs.out_dir(3, "/b", True), "/b/docs-key/cp3")
+
+    def test_answers_option(self):
+        self.assertIsNone(ftlab.parse_args(["docs"]).answers)
+        self.assertIs(ftlab.parse_args(["docs", "--answers", "0"]).answers, False)
+        self.assertIs(ftlab.parse_args(["docs", "3", "--answers", "1"]).answers, True)
+        with self.assertRaises(ftlab.UsageError):
+            ftlab.parse_args(["lab", "1", "--answers", "0"])
+        with self.assertRaises(SystemExit), redirect_stderr(io.StringIO()):
+            ftlab.parse_args(["docs", "--answers", "2"])
+
+
+def answer_blocks(text):
+    """(line number, guarded) of each collapsed block of a handout: guarded
+    when it sits between "ifndef::student-edition[]" and "endif::[]"."""
+    found, inside = [], False
+    for n, line in enumerate(text.splitlines(), 1):
+        if line == "ifndef::" + docs.STUDENT_EDITION + "[]":
+            inside = True
+        elif line.startswith("endif::"):
+            inside = False
+        elif line.startswith("[%collapsible"):
+            found.append((n, inside))
+    return found
+
+
+class Answers(unittest.TestCase):
+    """The answers to the Questions are what the student edition leaves out."""
+
+    def test_every_answer_is_marked(self):
+        for cp in series.checkpoints():
+            path = os.path.join(cp.lab_dir, "README.adoc")
+            with open(path, encoding="utf-8") as f:
+                blocks = answer_blocks(f.read())
+            self.assertTrue(blocks, f"{path} has no answer")
+            bare = [n for n, guarded in blocks if not guarded]
+            self.assertEqual(bare, [], f"{path}: answers outside ifndef::"
+                             f"{docs.STUDENT_EDITION}[] at these lines")
+
+    def test_the_marking_is_seen(self):
+        self.assertEqual(answer_blocks("+\n[%collapsible]\n====\na\n====\n"), [(2, False)])
+        self.assertEqual(answer_blocks("ifndef::student-edition[]\n+\n[%collapsible]\n====\n"
+                                       "a\n====\nendif::[]\n[%collapsible]\n"),
+                         [(3, True), (8, False)])
+
+    def test_the_key_opens_every_answer(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            os.makedirs(os.path.join(tmp, "labs"))
+            page = os.path.join(tmp, "labs", "01.html")
+            with open(page, "w") as f:
+                f.write("<details>\n<summary>Answer</summary>\n</details><details>")
+            docs.open_answers(tmp)
+            with open(page) as f:
+                self.assertEqual(f.read().count("<details open>"), 2)
+
+
+@unittest.skipUnless(shutil.which("asciidoctor") and shutil.which("pandoc"),
+                     "asciidoctor and pandoc are not installed")
+class Editions(unittest.TestCase):
+    """Lab 01's handout in each edition: an answer's words are there,
+    collapsed, by default; gone with ANSWERS=0; open with ANSWERS=1."""
+
+    ANSWER = "so its ops sits further down"
+
+    def page(self, answers):
+        cp = series.lookup(1)
+        with tempfile.TemporaryDirectory() as tmp:
+            out = os.path.join(tmp, "01.html")
+            messages = []
+            self.assertTrue(docs.asciidoctor(os.path.join(cp.lab_dir, "README.adoc"), out, 1,
+                                             messages, extra=docs.edition(answers)), messages)
+            if answers:
+                docs.open_answers(tmp)
+            with open(out, encoding="utf-8") as f:
+                return f.read()
+
+    def test_default_has_the_answers_collapsed(self):
+        html = self.page(None)
+        self.assertIn(self.ANSWER, html)
+        self.assertIn("<details>", html)
+        self.assertNotIn("<details open>", html)
+
+    def test_student_edition_has_none(self):
+        html = self.page(False)
+        self.assertNotIn(self.ANSWER, html)
+        self.assertNotIn("<details", html)
+        self.assertIn("Questions", html)
+
+    def test_key_has_them_open(self):
+        html = self.page(True)
+        self.assertIn(self.ANSWER, html)
+        self.assertIn("<details open>", html)
+        self.assertNotIn("<details>", html)
 
 
 @unittest.skipUnless(shutil.which("asciidoctor") and shutil.which("pandoc"),
@@ -77,3 +167,21 @@ class Views(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+@unittest.skipUnless(shutil.which("linkchecker"), "Debian's linkchecker is not installed")
+class LinkCheck(unittest.TestCase):
+    def test_a_link_to_a_missing_page_is_broken(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            os.chmod(tmp, 0o755)       # linkchecker reads as nobody when run as root
+            with open(os.path.join(tmp, "index.html"), "w") as f:
+                f.write('<html><body><a href="ok.html">a</a> <a href="gone.html">b</a>'
+                        '</body></html>')
+            with open(os.path.join(tmp, "ok.html"), "w") as f:
+                f.write("<html><body>here</body></html>")
+            broken = docs.broken_links(tmp)
+            self.assertEqual(len(broken), 1, broken)
+            self.assertTrue(broken[0].startswith("index.html: gone.html"), broken)
+            with open(os.path.join(tmp, "index.html"), "w") as f:
+                f.write('<html><body><a href="ok.html">a</a></body></html>')
+            self.assertEqual(docs.broken_links(tmp), [])

@@ -39,6 +39,11 @@ class Gate(unittest.TestCase):
         self.assertFalse(out.ok)
         self.assertIn("has no '## check: a'", out.evidence[0])
 
+    def test_the_message_names_the_file_the_record_came_from(self):
+        before = grade.Recorded("/x/exercises/03-e/skeleton.before")
+        out = grade.grade_check(make_check("a", FEATURE_FAILS), {"a": WANT[1:]}, 2, 3, before)
+        self.assertIn("skeleton.before has no '## check: a'", out.evidence[0])
+
     def test_a_setup_write_as_first_difference_is_flagged(self):
         record = grade.before_record(WANT, SETUP_FAILS)
         out = self.grade(SETUP_FAILS, record)
@@ -78,3 +83,35 @@ class Recorded(unittest.TestCase):
             for ident in ids:
                 self.assertIn(ident, before, f"lab {cp.number:02d} check {ident}")
                 self.assertFalse(before[ident][-1].startswith("setup: "))
+
+
+class OnSkeleton(unittest.TestCase):
+    """Lab N on exercise N's skeleton: a check skeleton.before lists must
+    fail as recorded (a failing write is the missing mechanism there);
+    any other must pass."""
+
+    def grade(self, output, recorded, kind="check"):
+        before = grade.Recorded("/x/exercises/03-e/skeleton.before",
+                                {"a": recorded} if recorded is not None else {})
+        return grade.grade_on_skeleton(make_check("a", output, kind=kind), {"a": WANT}, 3,
+                                       before)
+
+    def test_failing_as_recorded_passes_even_at_a_write(self):
+        out = self.grade(SETUP_FAILS, grade.before_record(WANT, SETUP_FAILS))
+        self.assertTrue(out.ok, out.evidence)
+
+    def test_a_guard_the_holes_break_is_recorded_too(self):
+        self.assertTrue(self.grade(SETUP_FAILS, grade.before_record(WANT, SETUP_FAILS),
+                                   kind="guard").ok)
+
+    def test_failing_otherwise_fails_and_names_the_record(self):
+        out = self.grade(FEATURE_FAILS, grade.before_record(WANT, SETUP_FAILS))
+        self.assertFalse(out.ok)
+        self.assertIn("skeleton.before records", out.evidence[0])
+
+    def test_a_recorded_check_that_passes_fails(self):
+        self.assertFalse(self.grade(WANT, grade.before_record(WANT, SETUP_FAILS)).ok)
+
+    def test_an_unrecorded_check_must_pass(self):
+        self.assertTrue(self.grade(WANT, None).ok)
+        self.assertFalse(self.grade(FEATURE_FAILS, None).ok)

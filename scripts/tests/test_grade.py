@@ -19,6 +19,10 @@ class Normalise(unittest.TestCase):
         lines = ["schedule:traceoff:count=12", "enabled_functions: 1234", "0x1234 [12]"]
         self.assertEqual(grade.normalise(lines), lines)
 
+    def test_what_only_looks_like_a_pid_or_timestamp_stays(self):
+        lines = ["ppid 12", "pids 12", "12.3456: short", "sh-57 [0] no cpu column"]
+        self.assertEqual(grade.normalise(lines), lines)
+
     def test_trailing_blank_lines_and_spaces_dropped(self):
         self.assertEqual(grade.normalise(["a  ", "", ""]), ["a"])
 
@@ -29,6 +33,58 @@ class Expected(unittest.TestCase):
     def test_sections(self):
         s = grade.parse_expected(self.TEXT)
         self.assertEqual(s, {"one": ["line 1", "#### all functions enabled ####"], "two": ["x"]})
+
+
+class DebugDifferences(unittest.TestCase):
+    """labs/debug-differences: a debug kernel's check may print the
+    recorded debug output instead of 'expected', and nothing else."""
+    EXP = {"a": ["ok", "one frame"]}
+    RECORDED = ("two CPUs: the stack trace starts one frame later", ["ok", "two frames"])
+
+    def grade(self, output, recorded, kernel="upstream"):
+        check = make_check("a", output, "guard")
+        outcome = grade.grade_check(check, self.EXP, kernel, 1)
+        return grade.grade_on_debug(check, outcome, self.EXP, kernel, 1, recorded)
+
+    def test_expected_output_passes(self):
+        self.assertTrue(self.grade(["ok", "one frame"], None).ok)
+        self.assertTrue(self.grade(["ok", "one frame"], self.RECORDED).ok)
+
+    def test_the_recorded_debug_output_passes_when_listed(self):
+        out = self.grade(["ok", "two frames"], self.RECORDED, kernel=7)
+        self.assertTrue(out.ok)
+        self.assertIn("one frame later", out.note)
+
+    def test_a_check_not_listed_fails(self):
+        self.assertFalse(self.grade(["ok", "two frames"], None).ok)
+
+    def test_other_output_of_a_listed_check_fails(self):
+        """The negative case: the record excuses its own output only."""
+        out = self.grade(["ok", "three frames"], self.RECORDED)
+        self.assertFalse(out.ok)
+        self.assertIn("+three frames", out.evidence)
+        self.assertIn("labs/debug-differences", out.evidence[0])
+
+    def test_a_listed_check_that_exits_non_zero_fails(self):
+        check = make_check("a", ["ok", "two frames"], "guard", rc=1)
+        outcome = grade.grade_check(check, self.EXP, 7, 1)
+        self.assertFalse(grade.grade_on_debug(check, outcome, self.EXP, 7, 1, self.RECORDED).ok)
+
+    def test_round_trip(self):
+        entries = {("01", "glob"): ("inlining: more functions match", ["x", "y"]),
+                   ("00", "cost"): ("reason: with a colon", ["z"])}
+        text = grade.format_debug_differences("# header\n", entries)
+        self.assertEqual(grade.parse_debug_differences(text), entries)
+        self.assertLess(text.index("## 00 cost"), text.index("## 01 glob"))
+
+    def test_repo_record_names_lab_checks_whose_output_it_changes(self):
+        from labkit import series
+        for (lab, ident), (reason, lines) in grade.load_debug_differences().items():
+            cp = series.lookup(int(lab))
+            expected = grade.load_expected(cp.lab_dir)
+            self.assertIn(ident, expected, f"{lab} {ident}")
+            self.assertNotEqual(expected[ident], lines, f"{lab} {ident}: same as expected")
+            self.assertTrue(reason.strip(), f"{lab} {ident}: no reason")
 
 
 class GradeCheck(unittest.TestCase):
@@ -60,12 +116,32 @@ class GradeCheck(unittest.TestCase):
         self.assertTrue(grade.grade_check(make_check("a", ["ok"]), self.EXP, "upstream", 5).ok)
 
     def test_replaced_behaviour_must_change(self):
+        exp = {"a": ["ok"], "a@1": ["new"]}
         c = make_check("a", ["ok"], "replaced-at-1")
-        self.assertTrue(grade.grade_check(c, self.EXP, 0, 0).ok)
-        self.assertFalse(grade.grade_check(c, self.EXP, 1, 0).ok)
-        self.assertFalse(grade.grade_check(c, self.EXP, "upstream", 0).ok)
-        self.assertTrue(grade.grade_check(make_check("a", ["new"], "replaced-at-1"),
-                                          self.EXP, 2, 0).ok)
+        self.assertTrue(grade.grade_check(c, exp, 0, 0).ok)
+        self.assertFalse(grade.grade_check(c, exp, 1, 0).ok)
+        self.assertFalse(grade.grade_check(c, exp, "upstream", 0).ok)
+        new = make_check("a", ["new"], "replaced-at-1")
+        self.assertTrue(grade.grade_check(new, exp, 2, 0).ok)
+        self.assertTrue(grade.grade_check(new, exp, "upstream", 0).ok)
+        self.assertFalse(grade.grade_check(new, exp, 0, 0).ok)
+
+    def test_replaced_behaviour_is_checked_not_just_different(self):
+        """From checkpoint N on, output that merely differs (an error)
+        fails: it must be the recorded new behaviour."""
+        exp = {"a": ["ok"], "a@1": ["new"]}
+        out = grade.grade_check(make_check("a", ["write error: Invalid argument"],
+                                           "replaced-at-1"), exp, 1, 0)
+        self.assertFalse(out.ok)
+        self.assertIn("+write error: Invalid argument", out.evidence)
+        self.assertFalse(grade.grade_check(make_check("a", ["new"], "replaced-at-1", rc=1),
+                                           exp, 1, 0).ok)
+
+    def test_replaced_needs_its_new_section_and_a_real_change(self):
+        new = make_check("a", ["new"], "replaced-at-1")
+        self.assertIn("has no '## check: a@1'",
+                      grade.grade_check(new, {"a": ["ok"]}, 1, 0).evidence[0])
+        self.assertFalse(grade.grade_check(new, {"a": ["new"], "a@1": ["new"]}, 1, 0).ok)
 
     def test_missing_expectation_fails(self):
         self.assertFalse(grade.grade_check(make_check("zz", ["ok"]), self.EXP, 1, 1).ok)

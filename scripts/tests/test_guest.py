@@ -11,10 +11,20 @@ from labkit import initramfs, series
 LIB = os.path.join(series.ROOT, "initramfs", "lib.sh")
 
 
-# ftracetest's test.d/functions, which lib.sh sources in the guest: the
-# copy the last initramfs was packed from, when there is one.
-FUNCTIONS = os.path.join(os.environ.get("FTLAB_BUILD_DIR", os.path.join(series.ROOT, "build")),
-                         "initramfs-src", "ftrace", "test.d", "functions")
+BUILD = os.environ.get("FTLAB_BUILD_DIR", os.path.join(series.ROOT, "build"))
+# ftracetest's test.d/functions, which lib.sh sources in the guest, as the
+# initramfs is packed from it.
+UNPACKED = os.path.join(BUILD, "initramfs-src")
+FUNCTIONS = os.path.join(UNPACKED, "ftrace", "test.d", "functions")
+
+
+def tree_or_skip(test):
+    """The extracted kernel tree (make check extracts it before these
+    tests run); a test that needs it skips without it, and only then."""
+    path = os.path.join(BUILD, "linux")
+    if not os.path.isdir(os.path.join(path, ".git")):
+        test.skipTest(f"no kernel tree extracted in {path}")
+    return path
 
 
 def sh(snippet):
@@ -28,11 +38,8 @@ class Cpio(unittest.TestCase):
     """The initramfs is written by the kernel's own usr/gen_init_cpio."""
 
     def tool(self):
-        try:
-            return initramfs.gen_init_cpio(os.environ.get(
-                "FTLAB_BUILD_DIR", os.path.join(series.ROOT, "build")))
-        except Exception:
-            self.skipTest("no kernel built: no usr/gen_init_cpio")
+        tree_or_skip(self)
+        return initramfs.gen_init_cpio(BUILD)
 
     def test_archive_lists_with_cpio(self):
         tool = self.tool()
@@ -87,8 +94,8 @@ class GuestLibrary(unittest.TestCase):
         self.assertEqual(sh(": > /tmp/.setup; setup x /dev/full; echo feature; cat /tmp/.setup"),
                          "feature\nsetup: 'x' >> /dev/full: No space left on device")
 
-    @unittest.skipUnless(os.path.exists(FUNCTIONS), "no copy of ftracetest's test.d/functions")
     def test_requirements(self):
+        initramfs.ftrace_selftests(tree_or_skip(self), UNPACKED)
         self.assertEqual(sh("TRACING=/; requirement_missing proc"), "")
         self.assertEqual(sh("TRACING=/; requirement_missing no_such_file"), "no_such_file")
         d = tempfile.mkdtemp()
@@ -101,3 +108,32 @@ class GuestLibrary(unittest.TestCase):
                          '"snapshot":README')
         self.assertEqual(sh(f"TRACING={d}; requirement_missing function:tracer"), "")
         self.assertEqual(sh(f"TRACING={d}; requirement_missing irqsoff:tracer"), "irqsoff:tracer")
+
+
+class InitrdOnce(unittest.TestCase):
+    """make check asks for the initramfs from two threads at once (a gdb
+    run and a guest lane): it is packed once, and both get it."""
+
+    def test_two_threads_pack_it_once(self):
+        import threading
+        import time
+        from unittest import mock
+        from labkit import labrun
+        calls = []
+
+        def build(*args):
+            calls.append(args)
+            time.sleep(0.2)
+            return "/the/initrd"
+
+        session = labrun.Session("/nonexistent-build")
+        got = []
+        with mock.patch.object(labrun.initramfs, "build", build):
+            threads = [threading.Thread(target=lambda: got.append(session.initrd()))
+                       for _ in range(2)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+        self.assertEqual(len(calls), 1)
+        self.assertEqual(got, ["/the/initrd"] * 2)

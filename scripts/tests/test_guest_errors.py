@@ -51,7 +51,7 @@ class PlainBoot(unittest.TestCase):
         self.assertFalse(graded)
         self.assertEqual(tally.failed, 1)
         self.assertIn("FAIL", out.getvalue())
-        self.assertIn("lab 09 [cp9]: guest run", out.getvalue())
+        self.assertIn("FAIL lab 09 [cp9]: guest run to its end", out.getvalue())
         self.assertIn("no lab 09 in the initramfs", out.getvalue())
 
 
@@ -71,3 +71,16 @@ class GdbRun(unittest.TestCase):
         run = self.batch(["@@ftlab lab-begin 01", "@@ftlab lab-end 01"])
         self.assertFalse(run.broken)
         self.assertEqual(run.problems(), [])
+
+
+class BootVerdict(unittest.TestCase):
+    """A boot is one verdict that passes or fails, never a line that only passes."""
+
+    def test_a_clean_boot_is_one_pass(self):
+        d = tempfile.mkdtemp()
+        run = qemu.run(fake(qemu.DONE_LINE), os.path.join(d, "console.log"), 10)
+        tally = ui.Tally()
+        with redirect_stdout(io.StringIO()):
+            self.assertTrue(labrun.grade_boot(run, tally, "boot cp1"))
+        self.assertEqual([(v.name, v.status) for v in tally.verdicts],
+                         [("boot cp1: guest run to its end, no splat", "pass")])

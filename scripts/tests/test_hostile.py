@@ -1,6 +1,5 @@
 import contextlib
 import io
-import os
 import random
 import shutil
 import subprocess
@@ -209,6 +208,22 @@ class Compare(unittest.TestCase):
         self.assertIn("upstream I, cp7 .", diffs[0])
 
 
+    def _listing(self, up, cp):
+        rounds = [("structured", [hostile.Op("F", [b"x\n"])])]
+        a, b = hostile.Result(), hostile.Result()
+        a.rounds = [_round(0, ".", {"set_ftrace_filter": up})]
+        b.rounds = [_round(0, ".", {"set_ftrace_filter": cp})]
+        return hostile.compare(rounds, a, b, "upstream", "cp7")
+
+    def test_two_long_listings_are_not_compared(self):
+        self.assertEqual(self._listing(["(500 lines)"], ["(480 lines)"]), [])
+
+    def test_a_long_listing_against_a_short_one_differs(self):
+        short = ["a", "b", "c"]
+        self.assertEqual(len(self._listing(short, ["(500 lines)"])), 1)
+        self.assertEqual(len(self._listing(["(500 lines)"], short)), 1)
+
+
 class Perms(unittest.TestCase):
     CONSOLE = """\
 @@ftlab perms-modes
@@ -313,6 +328,17 @@ class Normalise(unittest.TestCase):
                           "schedule:traceoff:count=N"])
 
 
+    def test_a_different_or_missing_entry_still_differs(self):
+        """The negative cases: counts on a firing function and the number
+        of an unnamed record go, the entries themselves stay."""
+        base = ["schedule:traceoff:count=4", "__ftrace_invalid_address___195"]
+        self.assertNotEqual(hostile.normalise(base), hostile.normalise(base[:1]))
+        self.assertNotEqual(hostile.normalise(base),
+                            hostile.normalise(["schedule:traceon:count=4", base[1]]))
+        self.assertNotEqual(hostile.normalise(["ksys_sync:traceoff:count=4"]),
+                            hostile.normalise(["ksys_sync:traceoff:count=3"]))
+
+
 class GuestLanes(unittest.TestCase):
     """robust.Lanes: at most 'width' guests at once, widened later."""
 
@@ -355,6 +381,30 @@ class GuestLanes(unittest.TestCase):
             for f in futures:
                 f.result()
         self.assertEqual(started, list(range(6)))
+
+    def test_work_beside_takes_a_lane(self):
+        import threading
+        import time
+        lanes = robust.Lanes(width=2)
+        lock = threading.Lock()
+        state = {"now": 0, "most": 0}
+
+        def job():
+            with lock:
+                state["now"] += 1
+                state["most"] = max(state["most"], state["now"])
+            time.sleep(0.1)
+            with lock:
+                state["now"] -= 1
+
+        with lanes.busy(), lanes.busy():    # never fewer than one lane
+            for f in [lanes.submit(job) for _ in range(3)]:
+                f.result()
+        self.assertEqual(state["most"], 1)
+        with lanes:
+            for f in [lanes.submit(job) for _ in range(2)]:
+                f.result()
+        self.assertEqual(state["most"], 2)
 
     def test_two_lanes_start_two_runs_at_once(self):
         import threading
@@ -471,10 +521,13 @@ class Start(unittest.TestCase):
 
 
 class DebugPartOrder(unittest.TestCase):
-    """make check's debug part queues each debug kernel's robustness runs
-    as soon as that kernel is built, and grades both at the end."""
+    """make check's debug part: the plain upstream and last checkpoint run
+    the hostile and permission tests as soon as each is built, compared at
+    the end; the last checkpoint's debug kernel builds beside and runs its
+    own (with the stress test), graded alone, or (FULL=1) after upstream's
+    debug kernel."""
 
-    def test_runs_start_per_kernel_and_are_graded_together(self):
+    def run_part(self, full):
         from unittest import mock
         from labkit import debug, ui
 
@@ -484,24 +537,41 @@ class DebugPartOrder(unittest.TestCase):
                 k.kernel, k.label = which, f"{which} (debug)"
                 return k
 
+        def plain(which):
+            k = Start.Kernel(series.kernel_name(which).replace(" ", ""), False)
+            k.kernel, k.label = which, str(which)
+            return k
+
         started, graded = [], []
 
         def start_kernel(session, k, seed, count, pool, stress=False):
-            started.append((k.kernel, stress))
-            return {"hostile": k.kernel}
+            started.append((k.name, stress))
+            return {"hostile": k.name}
 
         last = series.last_checkpoint()
-        with mock.patch.object(debug, "boot_labs", lambda s, k: None), \
+        with mock.patch.object(debug, "boot_labs", lambda *a: None), \
                 mock.patch.object(debug, "grade_labs", lambda *a: None), \
                 mock.patch.object(debug.robust, "announce", lambda *a: None), \
                 mock.patch.object(debug.robust, "start_kernel", start_kernel), \
                 mock.patch.object(debug.robust, "grade_all",
                                   lambda ks, runs, tally: graded.append([r["hostile"] for r in runs])):
-            part = debug.DebugPart(Session())
-            part.build_beside("upstream")
-            self.assertEqual(started, [("upstream", False)])
-            part.build_beside(last)
-            self.assertEqual(started, [("upstream", False), (last, True)])
+            part = debug.DebugPart(Session(), robust.Lanes(), full=full)
+            part.plain_built("upstream", plain("upstream"))
+            part.plain_built(last, plain(last))
             with contextlib.redirect_stdout(io.StringIO()):   # the tally prints verdicts
                 part.finish(ui.Tally())
-        self.assertEqual(graded, [["upstream", last]])
+        return last, started, graded
+
+    def test_plain(self):
+        last, started, graded = self.run_part(full=False)
+        name = series.kernel_name(last).replace(" ", "")
+        self.assertEqual(started, [("upstream", False), (name, False), (name + "-debug", True)])
+        self.assertEqual(graded, [["upstream", name], [name + "-debug"]])
+
+    def test_full(self):
+        last, started, graded = self.run_part(full=True)
+        name = series.kernel_name(last).replace(" ", "")
+        self.assertEqual(started[:2], [("upstream", False), (name, False)])
+        self.assertEqual(sorted(started[2:]), sorted([("upstream-debug", False),
+                                                      (name + "-debug", True)]))
+        self.assertEqual(graded, [["upstream", name], ["upstream-debug", name + "-debug"]])

@@ -1,3 +1,4 @@
+import os
 import unittest
 
 from labkit import kbuild, tree
@@ -252,3 +253,56 @@ class PlainPassOrder(unittest.TestCase):
         from labkit import check, series
         order = [cp.number for cp in check.plain_pass_order(series.checkpoints())]
         self.assertEqual(order, [7, 0, 1, 2, 3, 4, 5, 6])
+
+
+class Heartbeat(unittest.TestCase):
+    """While make runs, a line a minute: N of about M objects when the
+    object folder was empty (M: what the last such build here made)."""
+
+    def setUp(self):
+        import tempfile
+        self.build = tempfile.mkdtemp()
+        self.k = kbuild.Kernel(self.build, 1)
+        os.makedirs(os.path.dirname(self.k.log))
+        with open(self.k.log, "w") as f:
+            f.write("  CC      kernel/a.o\n  CC      kernel/b.o\n  LD      vmlinux.o\n"
+                    "  HOSTCC  scripts/x\n")
+
+    def beat(self, total):
+        """_heartbeat's first line, with make a stand-in that ends once it
+        has been reported on."""
+        import io
+        import time
+        from contextlib import redirect_stdout
+        out = io.StringIO()
+
+        class Make:
+            returncode = 0
+
+            def wait(self):
+                for _ in range(3000):
+                    if out.getvalue():
+                        return 0
+                    time.sleep(0.01)
+                return 0
+
+            def terminate(self):
+                pass
+        with redirect_stdout(out):
+            self.k._heartbeat(Make(), total, every=0.01)
+        return out.getvalue().splitlines()[0].strip()
+
+    def test_of_about_m_from_an_empty_folder(self):
+        self.assertEqual(self.beat(1500), "still compiling: 3 of about 1500 objects")
+
+    def test_so_far_when_only_what_changed_is_built(self):
+        self.assertEqual(self.beat(None), "still compiling: 3 objects so far (only what changed)")
+
+    def test_m_is_what_the_last_cold_build_made(self):
+        os.makedirs(os.path.join(self.build, "obj"))
+        self.assertEqual(self.k.cold_objects(), kbuild.COLD_OBJECTS[False])
+        with open(os.path.join(self.build, "obj", ".ftlab-objects"), "w") as f:
+            f.write("1234\n")
+        self.assertEqual(self.k.cold_objects(), 1234)
+        self.assertEqual(kbuild.Kernel(self.build, 1, debug=True).cold_objects(),
+                         kbuild.COLD_OBJECTS[True])

@@ -195,3 +195,98 @@ class CommandLine(unittest.TestCase):
         self.assertIn("ftlab.kernel=upstream", line)
         self.assertIn("ftlab.kernel=cp3", qemu.append(["lab:03"], 3))
         self.assertIn("panic_on_warn=1", line)
+
+
+# A stand-in QEMU with a gdbstub: it listens on the port it is given, as
+# QEMU's -gdb tcp::PORT does, or says what QEMU says when it cannot.
+FAKE_STUB = r'''
+import socket, sys, time
+port = int(sys.argv[1])
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+try:
+    s.bind(("", port))
+except OSError as e:
+    print(f"qemu-system-x86_64: -gdb tcp::{port}: Failed to find an available port: {e.strerror}",
+          flush=True)
+    sys.exit(1)
+s.listen(1)
+time.sleep(300)
+'''
+
+
+class GdbPort(unittest.TestCase):
+    """make gdb and the unattended gdb runs attach gdb only to their own
+    QEMU: when it cannot open its port, an error says so."""
+
+    def setUp(self):
+        self.dir = tempfile.mkdtemp()
+        self.log = os.path.join(self.dir, "console.log")
+
+    def start(self, port):
+        from unittest import mock
+        from labkit import gdbrun
+        with mock.patch.object(gdbrun.qemu, "guest_command",
+                               return_value=fake(FAKE_STUB) + [str(port)]):
+            return gdbrun.start_guest(None, "initrd", port, self.log, "gdb:01")
+
+    def test_a_free_port_by_default(self):
+        import ftlab
+        from labkit import gdbrun
+        self.assertIsNone(ftlab.parse_args(["gdb", "1"]).gdb_port)    # then free_port()
+        guest = self.start(gdbrun.free_port())
+        try:
+            self.assertIsNone(guest.proc.poll())
+        finally:
+            guest.stop()
+
+    def test_a_port_another_process_holds_is_an_error(self):
+        import socket
+        from labkit import gdbrun
+        other = socket.socket()         # another user's guest, listening
+        other.bind(("", 0))
+        other.listen(1)
+        port = other.getsockname()[1]
+        try:
+            with self.assertRaises(gdbrun.GdbPortError) as e:
+                self.start(port)
+        finally:
+            other.close()
+        self.assertIn(f"could not open gdb port {port}", str(e.exception))
+        self.assertIn("Failed to find an available port", str(e.exception))
+
+    def test_only_the_guests_own_socket_counts(self):
+        import socket
+        from labkit import gdbrun
+        other = socket.socket()
+        other.bind(("", 0))
+        other.listen(1)
+        try:
+            port = other.getsockname()[1]
+            self.assertTrue(gdbrun.listens(os.getpid(), port))
+            self.assertFalse(gdbrun.listens(os.getppid(), port))
+        finally:
+            other.close()
+
+
+class QuietGuest(unittest.TestCase):
+    """A guest silent for qemu.QUIET seconds: the run says what it is
+    running."""
+
+    def run_guest(self, script):
+        import io
+        from contextlib import redirect_stdout
+        from unittest import mock
+        out = io.StringIO()
+        log = os.path.join(tempfile.mkdtemp(), "console.log")
+        cmd = fake(script) + ["-append", "console=ttyS0 ftlab=lab:06"]
+        with mock.patch.object(qemu, "QUIET", 0.5), redirect_stdout(out):
+            run = qemu.run(cmd, log, 60)
+        return run, out.getvalue()
+
+    def test_says_what_a_quiet_guest_runs(self):
+        run, out = self.run_guest("import time; print('@@ftlab check-begin 06 count check "
+                                  "a count', flush=True); time.sleep(3); print('@@ftlab done')")
+        self.assertEqual(run.status, "done")
+        self.assertIn("guest quiet for", out)
+        self.assertIn("running lab:06; last step: check-begin 06 count", out)

@@ -64,6 +64,7 @@ class GdbRunsUseThePolicy(unittest.TestCase):
         gdb = mock.Mock()
         gdb.poll.return_value = 0
         with mock.patch.object(gdbrun.qemu, "Guest", self.guest(status)), \
+                mock.patch.object(gdbrun, "wait_for_stub"), \
                 mock.patch.object(gdbrun.subprocess, "Popen", return_value=gdb):
             return gdbrun.unattended(self.kernel, "initrd", self.cp, 1234, self.dir,
                                      session.timeout_for)
@@ -88,6 +89,7 @@ class GdbRunsUseThePolicy(unittest.TestCase):
         gdb.poll.return_value = 0
         with mock.patch.object(gdbrun, "SELFTEST", self.dir), \
                 mock.patch.object(gdbrun.qemu, "Guest", self.guest("stopped")), \
+                mock.patch.object(gdbrun, "wait_for_stub"), \
                 mock.patch.object(gdbrun.subprocess, "Popen", return_value=gdb):
             gdbrun.selftest(self.kernel, "initrd", 1234, self.dir,
                             labrun.Session(self.dir, 55).timeout_for)

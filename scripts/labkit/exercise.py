@@ -1,0 +1,429 @@
+"""Student mode: checkpoint N as an exercise the learner completes.
+
+In the kernel tree (build/linux, see tree.py) an exercise is two refs:
+
+  skeleton/cpN   lab/cp(N-1) + checkpoint N with its holes left out
+                 (holes.py); skeleton/cpN-from-K when TODO=K pre-fills
+                 the holes before K. Made by the harness, never edited.
+  student/cpN    the learner's branch: the skeleton, then their work.
+
+The learner edits build/linux on student/cpN; "make lab N STUDENT=1"
+builds what is there, committed or not. Their work is the diff of
+student/cpN (its files as they are) against its skeleton. "make save N"
+writes it to work/NN.patch in the project checkout, where they commit
+it: build/ is scratch, and "make distclean" refuses to remove work that
+is not exported. "make exercise N" in another clone starts student/cpN
+from the skeleton and that patch.
+
+The patch's first line names the exercise and its TODO value: resuming
+uses that skeleton again, so the patch applies exactly.
+"""
+
+import hashlib
+import os
+import re
+import subprocess
+import textwrap
+
+from . import grade, holes, series, ui
+from .tree import lock as tree_lock
+from .errors import HarnessError
+
+WORK = os.path.join(series.ROOT, "work")
+# What each feature check of lab N prints on the skeleton, up to its first
+# difference from 'expected' (labs' 'before' format; record-before.py).
+SKELETON_BEFORE = "skeleton.before"
+_HEADER = re.compile(r"^ftlab exercise (\d+) .*TODO=(\d+)")
+
+
+class ExerciseError(HarnessError):
+    pass
+
+
+def student_branch(number):
+    return f"student/cp{number}"
+
+
+def skeleton_ref(number, todo=1):
+    return f"skeleton/cp{number}" + (f"-from-{todo}" if todo > 1 else "")
+
+
+def work_patch(number):
+    return os.path.join(WORK, f"{number:02d}.patch")
+
+
+def _config(number, what):
+    return f"ftlab.student{number}.{what}"
+
+
+def _git_env(tree, env, *args, text_in=None):
+    r = subprocess.run(["git", "-C", tree.path] + list(args), input=text_in,
+                       capture_output=True, text=True, env=dict(os.environ, **env))
+    if r.returncode != 0:
+        raise ExerciseError(f"git {' '.join(args)} failed:\n{r.stderr.strip()}")
+    return r.stdout.strip()
+
+
+# --- the skeleton ---------------------------------------------------------------
+
+
+def reference_files(tree, number, hole_list):
+    """{file: text} of the hole files at lab/cpN."""
+    branch = series.lookup(number).branch
+    return {path: _show(tree, branch, path) for path in holes.by_file(hole_list)}
+
+
+def _show(tree, ref, path):
+    """A file's text at a ref, exactly (git show, without stripping)."""
+    r = subprocess.run(["git", "-C", tree.path, "show", f"{ref}:{path}"],
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        raise ExerciseError(f"{path} is not in {ref}: {r.stderr.strip()}")
+    return r.stdout
+
+
+def skeleton_digest(number, todo):
+    """What a skeleton is made of: the series up to N, the holes file, the
+    TODO value and the code that punches the holes."""
+    h = hashlib.sha256(f"{series.series_digest(number)} {todo}".encode())
+    for path in (holes.holes_path(series.lookup(number)), holes.__file__):
+        with open(path, "rb") as f:
+            h.update(f.read())
+    return h.hexdigest()[:16]
+
+
+def make_skeleton(tree, number, todo=1):
+    """The commit of checkpoint N's skeleton (holes K >= todo left out),
+    made when missing or stale; the tree's working files are untouched
+    (a private index)."""
+    cp = series.lookup(number)
+    ref = skeleton_ref(number, todo)
+    digest = skeleton_digest(number, todo)
+    key = f"ftlab.{ref.replace('/', '.')}"
+    if tree.git("config", "--get", key, check=False) == digest and tree.branch_exists(ref):
+        return tree.git("rev-parse", ref)
+    hole_list = holes.load(cp)
+    tree.prepare_branch(number)
+    files = holes.skeleton(reference_files(tree, number, hole_list), number, hole_list, todo)
+    what = f"holes {todo}-{len(hole_list)}" if todo > 1 else "every hole"
+    commit = _commit_files(tree, number, files, ref,
+                           f"exercise {number}: checkpoint {number} ({cp.name}), {what} to write")
+    tree.git("config", key, digest)
+    return commit
+
+
+def isolated_ref(number, k):
+    return f"skeleton/cp{number}-only-{k}"
+
+
+def make_isolated(tree, number, k):
+    """The commit of checkpoint N with hole k alone left out: the lab's
+    feature checks that fail on it are those hole k's "checks:" line
+    names (scripts/prove-holes.py)."""
+    hole_list = holes.load(series.lookup(number))
+    chosen = [h for h in hole_list if h.number == k]
+    if not chosen:
+        raise ExerciseError(f"exercise {number} has no hole {k}")
+    tree.prepare_branch(number)
+    files = holes.skeleton(reference_files(tree, number, chosen), number, chosen)
+    return _commit_files(tree, number, files, isolated_ref(number, k),
+                         f"exercise {number}: checkpoint {number}, hole {k} alone to write")
+
+
+def _commit_files(tree, number, files, ref, message):
+    """Commit checkpoint N's tree with 'files' ({path: text}) replaced, as
+    branch 'ref' (on top of checkpoint N-1, as the learner's work is),
+    through a private index."""
+    cp = series.lookup(number)
+    env = {"GIT_INDEX_FILE": os.path.join(tree.path, ".git", "ftlab-skeleton.index")}
+    _git_env(tree, env, "read-tree", cp.branch)
+    for path, text in files.items():
+        blob = _git_env(tree, env, "hash-object", "-w", "--stdin", text_in=text)
+        _git_env(tree, env, "update-index", "--cacheinfo", f"100644,{blob},{path}")
+    top = _git_env(tree, env, "write-tree")
+    parent = "upstream" if number == 0 else series.lookup(number - 1).branch
+    commit = _git_env(tree, {}, "commit-tree", top, "-p", parent, "-m", message)
+    tree.git("update-ref", f"refs/heads/{ref}", commit)
+    return commit
+
+
+# --- the learner's work ---------------------------------------------------------
+
+
+def work_diff(tree, number, base=None):
+    """The learner's work: student/cpN against its skeleton (base), its
+    files as they are when it is checked out."""
+    base = base or tree.git("config", "--get", _config(number, "skeleton"), check=False)
+    branch = student_branch(number)
+    if not base or not tree.branch_exists(branch):
+        return ""
+    args = ["diff", "--binary", "--full-index", base]
+    if tree.current_branch() != branch:
+        args.append(branch)
+    r = subprocess.run(["git", "-C", tree.path] + args, capture_output=True, text=True)
+    if r.returncode != 0:
+        raise ExerciseError(f"git {' '.join(args)} failed:\n{r.stderr.strip()}")
+    return r.stdout
+
+
+def patch_header(number, todo):
+    return (f"ftlab exercise {number} ({series.lookup(number).name}) TODO={todo}\n"
+            f"Work on the skeleton of checkpoint {number}: 'make exercise {number}' "
+            "resumes it.\n\n")
+
+
+def read_patch(number):
+    """(todo, diff) of work/NN.patch, or (None, "") without one."""
+    path = work_patch(number)
+    if not os.path.exists(path):
+        return None, ""
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    m = _HEADER.match(text)
+    start = text.find("diff --git ")
+    return (int(m.group(2)) if m else 1), (text[start:] if start >= 0 else "")
+
+
+def save(tree, number):
+    """make save N: work/NN.patch from student/cpN. Returns its path, or
+    None when there is no work to save (an existing patch is kept)."""
+    branch = student_branch(number)
+    if not tree.branch_exists(branch):
+        raise ExerciseError(f"there is no exercise {number} in {tree.path}: "
+                            f"'make exercise {number}' starts it")
+    diff = work_diff(tree, number)
+    if not diff:
+        return None
+    todo = int(tree.git("config", "--get", _config(number, "todo"), check=False) or 1)
+    os.makedirs(WORK, exist_ok=True)
+    with open(work_patch(number), "w", encoding="utf-8") as f:
+        f.write(patch_header(number, todo) + diff)
+    return work_patch(number)
+
+
+def unexported(tree):
+    """Numbers of the exercises whose work differs from their work/NN.patch."""
+    if not os.path.isdir(os.path.join(tree.path, ".git")):
+        return []
+    found = []
+    for ref in tree.git("for-each-ref", "--format=%(refname:short)", "refs/heads/student/",
+                        check=False).split():
+        m = re.match(r"^student/cp(\d+)$", ref)
+        if m and work_diff(tree, int(m.group(1))) != read_patch(int(m.group(1)))[1]:
+            found.append(int(m.group(1)))
+    return found
+
+
+def checkout(tree, ref, detach=False):
+    """Put the tree at a student branch or a skeleton; the learner's own
+    uncommitted work stays where it is when the branch is already there."""
+    if tree.current_branch() == ref and not detach:
+        return
+    tree.keep_student_work()
+    tree.ensure_clean()
+    tree.git("checkout", "-q", *(["--detach"] if detach else []), ref)
+
+
+def _apply(tree, diff, what):
+    r = subprocess.run(["git", "-C", tree.path, "apply", "--3way", "-"], input=diff,
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        raise ExerciseError(f"{what} does not apply to the skeleton:\n{r.stderr.strip()}\n"
+                            "The files that did apply are in the tree, with conflict "
+                            "markers where git could not merge.")
+
+
+def chosen_todo(number, todo):
+    """The TODO value of 'make exercise N [TODO=k]': the one given, else
+    the saved work's, else 1. A saved work patch only applies to its own
+    skeleton."""
+    saved, diff = read_patch(number)
+    if todo is None:
+        return saved or 1
+    if diff and saved != todo:
+        raise ExerciseError(f"{os.path.relpath(work_patch(number), series.ROOT)} is work on "
+                            f"the TODO={saved} skeleton; it would not apply to TODO={todo}'s. "
+                            f"Run 'make exercise {number} TODO={saved}', or move the patch away "
+                            "to start again.")
+    return todo
+
+
+def start(tree, number, todo=None):
+    """make exercise N [TODO=k]: student/cpN checked out, made from the
+    skeleton and the saved work when new; never loses work."""
+    todo = chosen_todo(number, todo)
+    skel = make_skeleton(tree, number, todo)
+    branch = student_branch(number)
+    base = tree.git("config", "--get", _config(number, "skeleton"), check=False)
+    if tree.branch_exists(branch):
+        if base and tree.git("rev-parse", f"{base}^{{tree}}") == tree.git(
+                "rev-parse", f"{skel}^{{tree}}"):
+            checkout(tree, branch)
+            return branch
+        tree.keep_student_work()
+        carried = work_diff(tree, number, base)
+        if tree.current_branch() == branch:
+            tree.git("checkout", "-q", "--detach")
+        old = f"{branch}-old-{base[:8] if base else 'unknown'}"
+        tree.git("branch", "-M", branch, old)
+        ui.info(f"the skeleton changed: your old branch is now {old}; carrying its work over")
+    else:
+        carried = read_patch(number)[1]
+    tree.ensure_clean()
+    tree.git("checkout", "-q", "-b", branch, skel)
+    tree.git("config", _config(number, "skeleton"), skel)
+    tree.git("config", _config(number, "todo"), str(todo))
+    if carried:
+        _apply(tree, carried, "your saved work")
+        ui.info("your saved work is back in the tree (uncommitted, as you left it)")
+    return branch
+
+
+def todo_report(tree, number):
+    """Lines that list each hole: where its TODO is (file:line) and its hint."""
+    cp = series.lookup(number)
+    hole_list = holes.load(cp)
+    todo = int(tree.git("config", "--get", _config(number, "todo"), check=False) or 1)
+    out = [f"exercise {number}: {cp.title} ({len(hole_list)} holes, in {tree.path})"]
+    for hole in hole_list:
+        path = os.path.join(tree.path, hole.file)
+        with open(path, encoding="utf-8", errors="replace") as f:
+            sites = holes.todo_sites(f.read(), number, hole)
+        rel = os.path.relpath(path, series.ROOT)
+        if hole.number < todo:
+            where = "pre-filled (TODO=%d)" % todo
+        elif sites:
+            where = f"{rel}:{sites[0]}"
+        else:
+            where = f"{rel}, in {hole.function}(): its TODO comment is gone (done?)"
+        out.append(f"  {number}.{hole.number} {hole.title}: {where}")
+        out.extend(textwrap.wrap(hole.hint, 78, initial_indent=" " * 6,
+                                 subsequent_indent=" " * 6))
+    return out
+
+
+def solution(tree, number):
+    """make solution N: the reference's diff against the learner's files."""
+    branch = student_branch(number)
+    if not tree.branch_exists(branch):
+        raise ExerciseError(f"there is no exercise {number}: 'make exercise {number}' starts it")
+    files = list(holes.by_file(holes.load(series.lookup(number))))
+    ref = series.lookup(number).branch
+    args = ["diff", "-R", ref] if tree.current_branch() == branch else ["diff", branch, ref]
+    return tree.git(*args, "--", *files)
+
+
+def checkout_for_build(tree, flavour, number):
+    """The tree at what 'make lab N STUDENT=1' builds (flavour "student":
+    the learner's branch, as it is) or at the skeleton (make check)."""
+    if flavour == "skeleton":
+        ref = skeleton_ref(number)
+        make_skeleton(tree, number)
+        checkout(tree, ref, detach=True)
+        return ref
+    ref = student_branch(number)
+    if not tree.branch_exists(ref):
+        raise ExerciseError(f"there is no exercise {number} in {tree.path} yet: "
+                            f"'make exercise {number}' starts it")
+    checkout(tree, ref)
+    return ref
+
+
+# --- make check's proof ---------------------------------------------------------
+
+
+def reproduction_problems(tree, number):
+    """Why skeleton/cpN is not checkpoint N with its holes left out: a
+    file outside the holes differs, a hole is the reference's code
+    already, or filling the holes with the reference's lines does not
+    give lab/cpN's files back exactly. [] when it is."""
+    cp = series.lookup(number)
+    hole_list = holes.load(cp)
+    skel = make_skeleton(tree, number)
+    files = holes.by_file(hole_list)
+    changed = tree.git("diff", "--name-only", cp.branch, skel).split()
+    problems = [f"{path} differs from {cp.branch} but has no hole"
+                for path in changed if path not in files]
+    for path, in_file in files.items():
+        ref, text = _show(tree, cp.branch, path), _show(tree, skel, path)
+        for hole in in_file:
+            if not holes.todo_sites(text, number, hole):
+                problems.append(f"hole {number}.{hole.number}: no {holes.todo_tag(number, hole)} "
+                                f"in {path}")
+        if holes.fill(text, ref, in_file) != ref:
+            problems.append(f"{path}: the reference's lines put back into its holes do not "
+                            f"give {cp.branch}'s file")
+    return problems
+
+
+def boot_lab(session, k, cp, name=None):
+    """Boot k running lab cp (under gdb for a "# flags: gdb" lab, whose
+    checks the guest prints all the same); name: the run's log name.
+    Returns (run ok, report, log)."""
+    from . import gdbrun, protocol
+    if cp.needs_gdb:
+        _ok, _evidence, run = gdbrun.unattended(
+            k, session.initrd(), cp, gdbrun.free_port(), session.logs,
+            lambda plan: session.timeout_for(plan, k), plan=gdbrun.lab_plan(cp))
+        return not run.broken, protocol.parse(run.console), run
+    from . import labrun
+    run, report = session.boot(k, [labrun.lab_item(cp.number)],
+                               name or f"skeleton-lab{cp.number:02d}")
+    return run.ok, report, run
+
+
+def record_reproduction(session, tally, number):
+    """The skeleton of exercise N is checkpoint N but its holes, and the
+    reference's lines put back into them give checkpoint N exactly."""
+    with tree_lock(session.build_dir):
+        problems = reproduction_problems(session.tree, number)
+    tally.record(not problems, f"exercise {number:02d}: the skeleton is checkpoint {number} "
+                 "but its holes, which the reference's lines fill back exactly")
+    ui.block(problems)
+
+
+def check_skeletons(session, tally, numbers):
+    """make check's light part of the proof, no kernel built: every
+    exercise's skeleton against its checkpoint (record_reproduction)."""
+    for number in numbers:
+        try:
+            record_reproduction(session, tally, number)
+        except HarnessError as e:
+            tally.record(False, f"exercise {number:02d}: its skeleton", str(e).splitlines()[0])
+            ui.block(str(e).splitlines()[1:])
+
+
+def check_one(session, tally, number):
+    """Exercise N's proof: the skeleton is the checkpoint but its holes,
+    it builds from checkpoint N-1's objects and boots, and lab N's
+    checks fail on it as skeleton.before records; those it does not
+    list pass (grade.grade_on_skeleton)."""
+    from . import labrun
+    cp = series.lookup(number)
+    label = f"exercise {number:02d}"
+    record_reproduction(session, tally, number)
+    k = session.kernel(number, flavour="skeleton")
+    ok, report, run = boot_lab(session, k, cp)
+    if not ok:
+        tally.record(False, f"{label}: lab {number:02d} on the skeleton: guest run",
+                     getattr(run, "status", ""))
+        ui.block(run.explain())
+        return
+    before = grade.load_expected(holes.exercise_dir(cp), SKELETON_BEFORE)
+    labrun.grade_lab(report, cp, number, tally, name=k.name, before=before, skeleton=True)
+
+
+def check(session, tally, numbers):
+    """make check's proof of the exercises of checkpoints 'numbers' (those
+    with a holes file); a failed build counts as a failure of its own."""
+    for number in numbers:
+        cp = series.lookup(number)
+        if not holes.has_exercise(cp):
+            tally.record(False, f"exercise {number:02d}: "
+                         f"{os.path.relpath(holes.holes_path(cp), series.ROOT)} is missing")
+            continue
+        try:
+            check_one(session, tally, number)
+        except HarnessError as e:
+            tally.record(False, f"exercise {number:02d}", str(e).splitlines()[0])
+            ui.block(str(e).splitlines()[1:])

@@ -1,0 +1,466 @@
+"""make grade N: score a learner's checkpoint N, as xv6's "make grade" does.
+
+The learner's kernel boots to run every lab up to N (a "# flags: gdb"
+lab under gdb), then again for the ftracetest matrix list and the
+conformance corpus; the score comes from:
+
+  * lab N's feature checks (kind "check"): each is worth its points, all
+    or nothing. exercises/NN-slug/points may say "ID POINTS" per check
+    (and "conformance", "ftracetest", "checkpatch" for the lines below);
+    what it does not list is worth DEFAULT_POINTS.
+  * the ftracetest matrix rows that turn PASS at N (labs/ftracetest.matrix,
+    checkpoint column N): one line, its points shared among the rows.
+  * the conformance cases that turn right at N (listed for cp(N-1) in
+    labs/conformance/expected-differences and not for cpN): one line, its
+    points shared among the cases. A case is right when its output is
+    upstream 6.1's; upstream's run is the reference, read from the last
+    run that has it (make grade's or make check's log) or made once.
+  * checkpatch.pl --strict on the learner's diff (work/NN.patch).
+
+Regressions carry no points: the labs before N, lab N's guards, the
+matrix rows and conformance cases already right before N, and a guest
+run that ends with a problem in its kernel log. The score measures what
+the learner wrote for N; a regression is a FAIL line, and make grade
+exits 1 on any FAIL, so a CI job goes red until it is fixed.
+
+A WARN, oops or hang fails the check it hit, not the whole run: the
+checks it kept from running run again in a new boot, the rest of the lab
+it cut short one check at a time, so that one broken function costs only
+the checks that reach it. A crash in the corpus or in ftracetest fails
+the cases that did not run, and shows as a regression line.
+
+The table is printed at the end; with a results folder, score.json (the
+table) and the JUnit report (results.write) are written there.
+"""
+
+import json
+import os
+import subprocess
+
+from . import (conformance, ftmatrix, gdbrun, grade as labgrade, kbuild, labrun, protocol,
+               series, ui)
+from .errors import HarnessError
+
+EXERCISES = os.path.join(series.ROOT, "exercises")
+WORK = os.path.join(series.ROOT, "work")
+DEFAULT_POINTS = {"check": 10, "conformance": 10, "ftracetest": 10, "checkpatch": 5}
+REGRESSION = "regression"
+# Runs whose log may hold upstream 6.1's conformance output, newest first
+# by modification time: make grade's own reference boot and make check's.
+REFERENCE_LOGS = ("grade-upstream.log", "check-upstream.log")
+
+
+class Test:
+    """One line of the score table: a check, a group of cases, checkpatch,
+    or a regression (no points)."""
+
+    def __init__(self, name, title, group, ok, points=0, earned=None, evidence=(), note=""):
+        self.name, self.title, self.group, self.ok = name, title, group, ok
+        self.points = points
+        self.earned = (points if ok else 0) if earned is None else earned
+        self.evidence, self.note = list(evidence), note
+
+    @property
+    def scored(self):
+        return self.group != REGRESSION
+
+    def __repr__(self):
+        return f"Test({self.name!r}, ok={self.ok}, {self.earned}/{self.points})"
+
+
+# --- what scores ------------------------------------------------------------------
+
+def exercise_dir(cp):
+    return os.path.join(EXERCISES, cp.name)
+
+
+def parse_points(text):
+    """{key: points} from a points file: "KEY POINTS" per line, '#'
+    comments. KEY is a check id of the lab, or conformance, ftracetest,
+    checkpatch."""
+    out = {}
+    for n, line in series.data_lines(text):
+        parts = line.split()
+        if len(parts) != 2 or not parts[1].isdigit():
+            raise ValueError(f"points:{n}: want 'ID POINTS': {line}")
+        out[parts[0]] = int(parts[1])
+    return out
+
+
+def load_points(cp):
+    try:
+        with open(os.path.join(exercise_dir(cp), "points"), encoding="utf-8") as f:
+            return parse_points(f.read())
+    except FileNotFoundError:
+        return {}
+
+
+def points_of(points, key, kind):
+    """The points of check or line 'key' (kind: its DEFAULT_POINTS entry)."""
+    return points.get(key, DEFAULT_POINTS[kind])
+
+
+def share(points, right, total):
+    """A group's points for 'right' of its 'total' items (rounded down, so
+    full marks need every item)."""
+    return points * right // total if total else 0
+
+
+def turning_rows(matrix, number):
+    """The matrix tests that turn PASS at checkpoint 'number'."""
+    return [t for t in matrix.tests() if matrix.row(t).start == number]
+
+
+def turning_cases(record, number):
+    """The conformance cases that turn right at checkpoint 'number': they
+    differ from 6.1 on the checkpoint before it and not on it. 'record'
+    is conformance.load_expected()'s: {kernel: {case: first differing
+    line}}; only the case ids matter here."""
+    before = record.get(series.kernel_name(number - 1), {})
+    now = record.get(series.kernel_name(number), {})
+    return set(before) - set(now)
+
+
+# --- what the guest printed, across boots ------------------------------------------
+
+class Ran:
+    """What the learner's kernel did in all its boots: the checks that
+    ended, the checks a crash ended (with what the crash left), the
+    ftracetest lines and the corpus output, and the problems of runs that
+    no check can take the blame for."""
+
+    def __init__(self):
+        self.checks = {}        # (lab, id) -> protocol.Check that ended
+        self.hit = {}           # (lab, id) -> evidence of the crash it hit
+        self.ftracetest = {}    # test -> lines
+        self.corpus = None      # conformance.CorpusRun, None if not run
+        self.problems = []      # (title, evidence)
+
+    def take(self, report, lines, broken, title):
+        """Add one boot: its protocol report, its console lines, and what
+        went wrong ([] when it ended cleanly). A crash or hang is charged
+        to the check it cut short; any other problem (one in the kernel
+        log, an error the guest reported, a crash in the corpus) to the
+        run."""
+        cut_short = False
+        for lab in report.labs.values():
+            for check in lab.checks:
+                if check.rc is not None:
+                    self.checks[(check.lab, check.id)] = check
+                elif broken:
+                    self.hit[(check.lab, check.id)] = broken
+                    cut_short = True
+        self.ftracetest.update(report.ftracetest)
+        corpus = conformance.parse_guest(lines)
+        if corpus.cases or corpus.unfinished:
+            self.corpus = corpus
+        if broken and not cut_short:
+            self.problems.append((title, broken))
+
+    def missing(self, cp):
+        """Lab cp's checks that neither ended nor were hit by a crash."""
+        key = f"{cp.number:02d}"
+        return [c.id for c in cp.checks()
+                if (key, c.id) not in self.checks and (key, c.id) not in self.hit]
+
+
+# --- scoring -------------------------------------------------------------------
+
+def lab_tests(ran, cp, number, points):
+    """A Test per check lab cp registers, graded as on checkpoint 'number':
+    lab N's feature checks score, everything else is a regression."""
+    key = f"{cp.number:02d}"
+    expected = labgrade.load_expected(cp.lab_dir)
+    tests = []
+    for reg in cp.checks():
+        scored = cp.number == number and reg.kind == "check"
+        group = f"lab {key}" if scored else REGRESSION
+        worth = points_of(points, reg.id, "check") if scored else 0
+        name, title = f"lab{key}.{reg.id}", f"lab {key} {reg.id}: {reg.title}"
+        check = ran.checks.get((key, reg.id))
+        if check is None:
+            why = ran.hit.get((key, reg.id))
+            evidence = why if why else ["the check did not run"]
+            tests.append(Test(name, title, group, False, worth, evidence=evidence,
+                              note="crashed or hung" if why else "did not run"))
+            continue
+        outcome = labgrade.grade_check(check, expected, number, cp.number)
+        tests.append(Test(name, title, group, outcome.ok, worth, evidence=outcome.evidence))
+    return tests
+
+
+def matrix_tests(ran, matrix, number, points):
+    """The matrix rows that turn PASS at N (scored, one line) and those
+    that passed before N (a regression line)."""
+    tests = []
+    turning = turning_rows(matrix, number)
+    before = [t for t in matrix.tests() if matrix.row(t).start < number]
+    for group, rows, worth in (("ftracetest", turning, points_of(points, "ftracetest",
+                                                                  "ftracetest")),
+                               (REGRESSION, before, 0)):
+        if not rows:
+            continue
+        bad = []
+        for test in rows:
+            lines = ran.ftracetest.get(test, []) + ran.ftracetest.get(test + "@instance", [])
+            got = [r for _d, r in ftmatrix.results(lines)]
+            if not got or any(r != "PASS" for r in got):
+                bad.append(f"{test}: {', '.join(got) or 'no result'}, expected PASS")
+        right = len(rows) - len(bad)
+        what = "turn PASS at this checkpoint" if group != REGRESSION else "passed before it"
+        tests.append(Test(f"ftracetest.{'turning' if group != REGRESSION else 'before'}",
+                          f"ftracetest: {right} of the {len(rows)} tests that {what}", group,
+                          not bad, worth, share(worth, right, len(rows)), bad))
+    return tests
+
+
+def conformance_tests(ran, corpus, reference, record, number, points):
+    """The corpus cases that turn right at N (scored, one line) and those
+    already right before N (a regression line); a case is right when it
+    reads as on upstream 6.1 (the reference run)."""
+    turning = turning_cases(record, number) & {c.id for c in corpus}
+    before = {c.id for c in corpus} - record.get(series.kernel_name(number - 1), set())
+    if reference is None:       # nothing is right: every case fails
+        differing = {c.id: conformance.Difference(c.id, [], "no run of upstream 6.1 to "
+                                                  "compare with") for c in corpus}
+    else:
+        differing = conformance.compare(corpus, reference, ran.corpus or conformance.CorpusRun())
+    tests = []
+    worth = points_of(points, "conformance", "conformance")
+    for group, ids, pts, what in (("conformance", turning, worth, "turn right at this checkpoint"),
+                                  (REGRESSION, before, 0, "were right before it")):
+        if not ids:
+            continue
+        bad = sorted(i for i in ids if i in differing)
+        evidence = []
+        for ident in bad[:conformance.MAX_DIFFS]:
+            d = differing[ident]
+            evidence += [f"{ident}: {d.note or 'differs from upstream 6.1'}"] + d.diff[:20]
+        right = len(ids) - len(bad)
+        tests.append(Test(f"conformance.{'turning' if group != REGRESSION else 'before'}",
+                          f"conformance: {right} of the {len(ids)} cases that {what}", group,
+                          not bad, pts, share(pts, right, len(ids)), evidence))
+    return tests
+
+
+def learner_diff(patch):
+    """The diff of work/NN.patch without the lines before it (make save's
+    header, which checkpatch would read as a commit message without a
+    Signed-off-by); "" without a patch."""
+    try:
+        with open(patch, encoding="utf-8", errors="replace") as f:
+            text = f.read()
+    except FileNotFoundError:
+        return ""
+    start = text.find("diff --git ")
+    return text[start:] if start >= 0 else ""
+
+
+def checkpatch_test(tree_path, patch, points):
+    """checkpatch.pl --strict on the learner's diff: no message at all."""
+    from .check import checkpatch_command     # check imports the whole suite
+    worth = points_of(points, "checkpatch", "checkpatch")
+    title = f"checkpatch --strict on {os.path.relpath(patch, series.ROOT)}"
+    diff = learner_diff(patch)
+    if not diff:
+        return Test("checkpatch", title, "checkpatch", False, worth,
+                    evidence=["no work to check: 'make save N' writes it"])
+    script = os.path.join(tree_path, "scripts", "checkpatch.pl")
+    r = subprocess.run(checkpatch_command(script, "-", set()), cwd=tree_path, input=diff,
+                       capture_output=True, text=True)
+    problems = [line for line in (r.stdout + r.stderr).splitlines() if line.strip()]
+    return Test("checkpatch", title, "checkpatch", not problems and r.returncode == 0, worth,
+                evidence=problems[:20])
+
+
+def run_tests(ran):
+    """A regression line per run that ended badly with no check to blame."""
+    return [Test(f"run.{n}", f"guest run {title} ends cleanly", REGRESSION, False,
+                 evidence=evidence)
+            for n, (title, evidence) in enumerate(ran.problems, 1)]
+
+
+def score(tests):
+    """(points earned, points possible)."""
+    return sum(t.earned for t in tests), sum(t.points for t in tests if t.scored)
+
+
+# --- reporting -----------------------------------------------------------------
+
+def table(tests, number, title=""):
+    """The score table: one line per test with its points (regressions:
+    OK or FAIL), the evidence of each failure under it, the total."""
+    lines = [f"make grade {number}: checkpoint {number}" + (f", {title}" if title else "")]
+    width = max((len(t.title) for t in tests), default=0)
+    for group in dict.fromkeys(t.group for t in tests):
+        lines.append(f"== {group}")
+        for t in (t for t in tests if t.group == group):
+            pts = f"{t.earned:>3}/{t.points:<3}" if t.scored else ""
+            lines.append(f"  {t.title:<{width}}  {'OK' if t.ok else 'FAIL':<4}  {pts}".rstrip())
+            lines += ["      | " + l for l in t.evidence[:40]]
+    earned, possible = score(tests)
+    regressions = sum(1 for t in tests if not t.scored and not t.ok)
+    lines.append(f"Score: {earned}/{possible}"
+                 + (f"  ({regressions} regression(s) failed)" if regressions else ""))
+    return lines
+
+
+def summary(tests, number):
+    """score.json: the table as data."""
+    earned, possible = score(tests)
+    return {"checkpoint": number, "score": earned, "possible": possible,
+            "tests": [{"name": t.name, "title": t.title, "group": t.group, "ok": t.ok,
+                       "points": t.points, "earned": t.earned} for t in tests]}
+
+
+def verdicts(tests):
+    """The tests as results.Verdict, for the JUnit report."""
+    from .results import Verdict
+    out = []
+    for t in tests:
+        head = [f"{t.earned}/{t.points} points"] if t.scored else ["regression: no points"]
+        out.append(Verdict(t.name, "pass" if t.ok else "fail",
+                           text="\n".join(head + t.evidence), group=t.group))
+    return out
+
+
+def write(results_dir, tests, number):
+    """score.json, junit.xml and summary.json into results_dir."""
+    from . import results
+    os.makedirs(results_dir, exist_ok=True)
+    with open(os.path.join(results_dir, "score.json"), "w", encoding="utf-8") as f:
+        json.dump(summary(tests, number), f, indent=1)
+        f.write("\n")
+    results.write(results_dir, f"grade-{number:02d}", verdicts(tests))
+
+
+# --- the runs ------------------------------------------------------------------
+
+# The corpus and ftracetest boot on their own, after the labs: a lab
+# check that hangs then waits for the labs' time limit, not theirs.
+CORPUS_ITEMS = ("ftracetest", conformance.PLAN_ITEM)
+
+
+def plain_boot(session, k, items, tag, ran):
+    run, report = session.boot(k, items, tag)
+    ran.take(report, run.lines, [] if run.ok else run.explain(), f"{tag} ({', '.join(items)})")
+
+
+def gdb_boot(session, k, cp, ran, only=None):
+    """Lab cp under gdb ("# flags: gdb"), as labrun runs it; (ok, evidence)
+    of what its gdb script printed."""
+    ok, evidence, run = gdbrun.unattended(k, session.initrd(), cp, gdbrun.free_port(),
+                                          session.logs, lambda p: session.timeout_for(p, k),
+                                          plan=gdbrun.lab_plan(cp, only))
+    broken = run.problems() + [run.where()] if run.broken else []
+    ran.take(protocol.parse(run.console), run.console, broken, f"gdb lab {cp.number:02d}")
+    return ok, evidence
+
+
+def rerun_plan(ran, labs):
+    """The next boot after a crash: each plain lab with checks still to run,
+    whole when none of its checks ran, else its next check alone (a boot
+    runs a lab once: the guest's report keeps one run per lab)."""
+    items = []
+    for cp in labs:
+        missing = ran.missing(cp)
+        if missing and not cp.needs_gdb:
+            whole = len(missing) == len(cp.checks())
+            items.append(labrun.lab_item(cp.number, None if whole else missing[0]))
+    return items
+
+
+def run_student(session, k, number, labs):
+    """Every boot the learner's kernel k needs: one for the plain labs, one
+    per gdb lab, and one for ftracetest and the corpus; after a crash,
+    boots for the checks it kept from running, until all ran or a boot
+    makes no progress. Returns (Ran, gdb tests)."""
+    ran, gdb_tests = Ran(), []
+    tag = f"grade{number:02d}-{k.name}"
+    items = [labrun.lab_item(cp.number) for cp in labs if not cp.needs_gdb]
+    boots = 0
+    while items:
+        progress = len(ran.checks) + len(ran.hit)
+        plain_boot(session, k, items, tag + (f"-rerun{boots}" if boots else ""), ran)
+        boots += 1
+        items = rerun_plan(ran, labs)
+        if len(ran.checks) + len(ran.hit) == progress:
+            break       # it crashed before any check began: the rest did not run
+        if items:
+            ui.step(f"a crash kept checks of {len(items)} lab(s) from running: they run again")
+    for cp in (cp for cp in labs if cp.needs_gdb):
+        ok, evidence = gdb_boot(session, k, cp, ran)
+        if cp.number == number:    # gdb.expected is the script's output on its own checkpoint
+            gdb_tests.append(Test(f"gdb{cp.number:02d}", f"gdb lab {cp.number:02d}: what its "
+                                  "script prints", REGRESSION, ok, evidence=evidence))
+        for ident in ran.missing(cp):
+            gdb_boot(session, k, cp, ran, only=ident)
+    plain_boot(session, k, list(CORPUS_ITEMS), f"{tag}-corpus", ran)
+    return ran, gdb_tests
+
+
+def usable_reference(corpus, lines):
+    """Upstream's CorpusRun from a console log's lines, or None when that
+    run is not complete."""
+    ref = conformance.parse_guest(lines)
+    complete = not ref.unfinished and all(c.id in ref.cases for c in corpus)
+    return ref if complete and not conformance.reference_problems(corpus, ref) else None
+
+
+def reference_run(session, corpus):
+    """Upstream 6.1's corpus output: from the newest log that has all of it,
+    else from a boot of upstream (built first if need be, which checks the
+    tree out at upstream; a tree with changes it cannot keep does not
+    switch, and then there is no reference: None)."""
+    logs = [os.path.join(session.logs, n) for n in REFERENCE_LOGS]
+    for log in sorted((p for p in logs if os.path.exists(p)), key=os.path.getmtime,
+                      reverse=True):
+        with open(log, encoding="utf-8", errors="replace") as f:
+            ref = usable_reference(corpus, f.read().splitlines())
+        if ref is not None:
+            ui.info(f"upstream 6.1's conformance output: {os.path.relpath(log)}")
+            return ref
+    up = kbuild.Kernel(session.build_dir, "upstream")
+    try:
+        if not up.built():
+            up = session.kernel("upstream")
+    except HarnessError as e:   # a tree with uncommitted work will not switch
+        ui.info(f"no run of upstream 6.1 to compare the corpus with, and it cannot be built "
+                f"now: {e}")
+        return None
+    run, _report = session.boot(up, [conformance.PLAN_ITEM], "grade-upstream")
+    return usable_reference(corpus, run.lines) if run.ok else None
+
+
+def grade(session, number, kernel=None, results_dir=None, patch=None):
+    """make grade N: boot the learner's kernel, score it, print the table,
+    write the reports (results_dir). kernel: the learner's built
+    kbuild.Kernel (make grade builds it after saving the work); None:
+    checkpoint N's own, which must score full marks. patch: the learner's
+    diff (work/NN.patch). Returns the exit code: 0 when every test
+    passed."""
+    session.prepare()
+    cp = series.lookup(number)
+    labs = [c for c in series.checkpoints() if c.number <= number and c.has_lab]
+    matrix, record = ftmatrix.load(), conformance.load_expected()
+    corpus = conformance.load_corpus()
+    points = load_points(cp)
+    reference = reference_run(session, corpus)
+    k = kernel or session.kernel(number)
+    ran, gdb_tests = run_student(session, k, number, labs)
+    tests = []
+    for lab in labs:
+        tests += lab_tests(ran, lab, number, points)
+    tests += gdb_tests
+    tests += matrix_tests(ran, matrix, number, points)
+    tests += conformance_tests(ran, corpus, reference, record, number, points)
+    tests.append(checkpatch_test(session.tree.path,
+                                 patch or os.path.join(WORK, f"{number:02d}.patch"), points))
+    tests += run_tests(ran)
+    print()
+    for line in table(tests, number, cp.title):
+        print(line)
+    if results_dir:
+        write(results_dir, tests, number)
+        print(f"results: {os.path.relpath(results_dir)}/junit.xml, score.json")
+    return 0 if all(t.ok for t in tests) else 1

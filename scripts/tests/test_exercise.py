@@ -1,0 +1,215 @@
+"""make exercise / save / solution on a small kernel tree in a temporary
+git repository: the learner's work survives switching, saving, a
+changed skeleton and a second clone."""
+
+import os
+import shutil
+import subprocess
+import tempfile
+import unittest
+
+from labkit import exercise, holes, series, tree
+from tests.test_holes import C_FILE, HOLES
+
+FILE = "kernel/trace/x.c"
+
+
+def new_tree(top):
+    """A kernel tree with lab/cp2 (no x.c functions) and lab/cp3 (C_FILE),
+    marked current for the series so that prepare_branch keeps them."""
+    t = tree.Tree(top)
+    os.makedirs(os.path.join(t.path, "kernel", "trace"))
+    git = ["git", "-C", t.path]
+    subprocess.run(git + ["init", "-q", "-b", "upstream"], check=True)
+    for k, v in (("user.name", "t"), ("user.email", "t@t")):
+        subprocess.run(git + ["config", k, v], check=True)
+    write(t, "#include <linux/kernel.h>\n")
+    subprocess.run(git + ["add", "-A"], check=True)
+    subprocess.run(git + ["commit", "-q", "-m", "upstream"], check=True)
+    subprocess.run(git + ["branch", "lab/cp2"], check=True)
+    subprocess.run(git + ["checkout", "-q", "-b", "lab/cp3"], check=True)
+    write(t, C_FILE)
+    subprocess.run(git + ["commit", "-q", "-a", "-m", "cp3"], check=True)
+    subprocess.run(git + ["config", "ftlab.cp3.digest", series.series_digest(3)], check=True)
+    return t
+
+
+def write(t, text, name=FILE):
+    with open(os.path.join(t.path, name), "w") as f:
+        f.write(text)
+
+
+def read(t, name=FILE):
+    with open(os.path.join(t.path, name)) as f:
+        return f.read()
+
+
+class Fixture:
+    """A kernel tree and a holes file for exercise 3, in a temporary folder."""
+
+    def setUp(self):
+        self.dir = tempfile.mkdtemp()
+        self.saved = (holes.EXERCISES, exercise.WORK)
+        holes.EXERCISES = os.path.join(self.dir, "exercises")
+        exercise.WORK = os.path.join(self.dir, "work")
+        folder = os.path.join(holes.EXERCISES, series.lookup(3).name)
+        os.makedirs(folder)
+        with open(os.path.join(folder, "holes"), "w") as f:
+            f.write(HOLES)
+        self.t = new_tree(os.path.join(self.dir, "build"))
+
+    def tearDown(self):
+        holes.EXERCISES, exercise.WORK = self.saved
+        shutil.rmtree(self.dir)
+
+
+class Exercise(Fixture, unittest.TestCase):
+    def edit(self, t=None):
+        """The learner fills hole 2."""
+        t = t or self.t
+        text = read(t)
+        head, tail = text.split("TODO(lab 3.2)")
+        head = head[:head.rindex("\t/*")]
+        write(t, head + "\tp->hits = 0;\n}" + tail.split("*/\n}", 1)[1])
+
+    def test_start_checks_out_the_skeleton_and_lists_the_todos(self):
+        self.assertEqual(exercise.start(self.t, 3), "student/cp3")
+        self.assertEqual(self.t.current_branch(), "student/cp3")
+        text = read(self.t)
+        self.assertIn("TODO(lab 3.1)", text)
+        self.assertNotIn("return list;", text)
+        report = "\n".join(exercise.todo_report(self.t, 3))
+        self.assertIn("3.2 reset a probe: " + os.path.relpath(
+            os.path.join(self.t.path, FILE), series.ROOT) + ":", report)
+        self.assertIn("both fields.", report)
+        # the skeleton's parent is the checkpoint before
+        self.assertEqual(self.t.git("rev-parse", "skeleton/cp3^"), self.t.git("rev-parse", "lab/cp2"))
+
+    def test_start_again_keeps_uncommitted_work(self):
+        exercise.start(self.t, 3)
+        self.edit()
+        edited = read(self.t)
+        exercise.start(self.t, 3)
+        self.assertEqual(read(self.t), edited)
+
+    def test_save_then_resume_in_another_clone(self):
+        exercise.start(self.t, 3)
+        self.assertIsNone(exercise.save(self.t, 3))
+        self.edit()
+        edited = read(self.t)
+        self.assertEqual(exercise.unexported(self.t), [3])
+        path = exercise.save(self.t, 3)
+        self.assertEqual(exercise.unexported(self.t), [])
+        with open(path) as f:
+            text = f.read()
+        self.assertTrue(text.startswith("ftlab exercise 3 (03-"))
+        self.assertIn("TODO=1", text.splitlines()[0])
+        self.assertIn("+\tp->hits = 0;", text)
+        other = new_tree(os.path.join(self.dir, "build2"))
+        exercise.start(other, 3)
+        self.assertEqual(read(other), edited)
+        self.assertEqual(exercise.unexported(other), [])
+
+    def test_switching_away_commits_the_work_on_its_branch(self):
+        exercise.start(self.t, 3)
+        self.edit()
+        edited = read(self.t)
+        exercise.checkout(self.t, "lab/cp2")
+        self.assertEqual(self.t.current_branch(), "lab/cp2")
+        self.assertEqual(self.t.git("show", f"student/cp3:{FILE}") + "\n", edited)
+        self.assertEqual(exercise.unexported(self.t), [3])
+
+    def test_todo_k_prefills_and_a_patch_keeps_its_todo(self):
+        exercise.start(self.t, 3, todo=3)
+        text = read(self.t)
+        self.assertIn("p->hits = 0;", text)
+        self.assertIn("TODO(lab 3.3)", text)
+        self.assertNotIn("TODO(lab 3.2)", text)
+        write(self.t, text.replace("TODO(lab 3.3)", "done"))
+        exercise.save(self.t, 3)
+        self.assertEqual(exercise.read_patch(3)[0], 3)
+        self.assertEqual(exercise.chosen_todo(3, None), 3)
+        with self.assertRaises(exercise.ExerciseError):
+            exercise.chosen_todo(3, 1)
+
+    def test_a_changed_skeleton_carries_the_work_over(self):
+        exercise.start(self.t, 3)
+        self.edit()
+        edited = read(self.t)
+        old = self.t.git("rev-parse", "skeleton/cp3")
+        with open(holes.holes_path(series.lookup(3)), "w") as f:
+            f.write(HOLES.replace("the list's head.", "the head of the list."))
+        exercise.start(self.t, 3)
+        self.assertNotEqual(self.t.git("rev-parse", "skeleton/cp3"), old)
+        self.assertEqual(read(self.t), edited.replace("the list's head.", "the head of the list."))
+        self.assertTrue(self.t.branch_exists(f"student/cp3-old-{old[:8]}"))
+
+    def test_solution_is_the_reference_against_the_work(self):
+        exercise.start(self.t, 3)
+        self.edit()
+        diff = exercise.solution(self.t, 3)
+        self.assertIn("+\treturn list;", diff)
+        self.assertIn("-\t * TODO(lab 3.3)", diff)
+        self.assertIn("+\tp->next = NULL;", diff)
+        self.assertNotIn("-\tp->hits = 0;", diff)
+        self.assertNotIn("+\tp->hits = 0;", diff)
+
+
+class Reproduction(Fixture, unittest.TestCase):
+    """make check's proof that a skeleton is its checkpoint but its holes
+    must catch a skeleton that is not."""
+
+    def tamper(self, change):
+        """Commit 'change' (a function of the tree) on top of the skeleton
+        and make it the current one."""
+        exercise.make_skeleton(self.t, 3)
+        self.t.git("checkout", "-q", "skeleton/cp3")
+        change(self.t)
+        self.t.git("commit", "-q", "-a", "-m", "tampered")
+
+    def test_the_skeleton_passes(self):
+        self.assertEqual(exercise.reproduction_problems(self.t, 3), [])
+
+    def test_a_change_outside_the_hole_files(self):
+        def add(t):
+            write(t, "int other;\n", "kernel/trace/y.c")
+            t.git("add", "kernel/trace/y.c")
+        self.tamper(add)
+        problems = exercise.reproduction_problems(self.t, 3)
+        self.assertTrue(any("y.c differs" in p for p in problems), problems)
+
+    def test_a_change_outside_the_holes_of_a_hole_file(self):
+        self.tamper(lambda t: write(t, read(t).replace("static int helper", "static long helper")))
+        problems = exercise.reproduction_problems(self.t, 3)
+        self.assertTrue(any("do not give lab/cp3's file" in p for p in problems), problems)
+
+    def test_a_hole_without_its_todo(self):
+        self.tamper(lambda t: write(t, read(t).replace("TODO(lab 3.2)", "done")))
+        problems = exercise.reproduction_problems(self.t, 3)
+        self.assertTrue(any("no TODO(lab 3.2)" in p for p in problems), problems)
+
+
+if __name__ == "__main__":
+    unittest.main()
+
+
+class Isolated(Fixture, unittest.TestCase):
+    """scripts/prove-holes.py builds checkpoint N with one hole left out."""
+
+    def show(self, ref):
+        return self.t.git("show", f"{ref}:{FILE}")
+
+    def test_only_the_chosen_hole_is_left_out(self):
+        exercise.make_isolated(self.t, 3, 2)
+        text = self.show(exercise.isolated_ref(3, 2))
+        self.assertIn("TODO(lab 3.2)", text)
+        self.assertNotIn("TODO(lab 3.1)", text)
+        self.assertIn("return list;", text)        # hole 1's reference stays
+
+    def test_it_sits_on_the_previous_checkpoint_as_the_exercise_does(self):
+        commit = exercise.make_isolated(self.t, 3, 1)
+        self.assertEqual(self.t.git("rev-parse", f"{commit}^"), self.t.git("rev-parse", "lab/cp2"))
+
+    def test_an_unknown_hole_is_an_error(self):
+        with self.assertRaises(exercise.ExerciseError):
+            exercise.make_isolated(self.t, 3, 9)

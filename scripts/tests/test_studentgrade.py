@@ -1,0 +1,414 @@
+"""make grade's scoring, on reports built here: points, the crash rules,
+the groups that turn right at a checkpoint, the table and the reports."""
+
+import json
+import os
+import stat
+import tempfile
+import unittest
+import xml.etree.ElementTree as ET
+from unittest import mock
+
+from labkit import conformance, ftmatrix, grade, protocol, series, ui
+from labkit import studentgrade as sg
+from labkit.errors import HarnessError
+
+try:
+    from labkit import results
+except ImportError:         # the check suite's JUnit writer, merged separately
+    results = None
+
+LAB = 3     # event probes: five feature checks, labs 0-2 before it
+
+
+def reference_check(cp, reg, number):
+    """A check as checkpoint 'number' runs it: what cp's expected file says,
+    but for a check whose behaviour a checkpoint up to 'number' replaced."""
+    c = protocol.Check(f"{cp.number:02d}", reg.id, reg.kind, reg.title)
+    replaced = c.replaced_at is not None and c.replaced_at <= number
+    expected = grade.load_expected(cp.lab_dir)
+    c.output = list(expected[grade.replaced_id(c)] if replaced else expected[reg.id])
+    c.rc = 0
+    return c
+
+
+def reference_ran(number):
+    """What checkpoint 'number' itself prints for every lab up to it."""
+    ran = sg.Ran()
+    for cp in series.checkpoints():
+        if cp.number <= number and cp.has_lab:
+            for reg in cp.checks():
+                ran.checks[(f"{cp.number:02d}", reg.id)] = reference_check(cp, reg, number)
+    return ran
+
+
+def report(*checks, finished=True):
+    """A protocol report with these (lab, id, output, rc) checks."""
+    lines = []
+    for lab, ident, output, rc in checks:
+        if f"@@ftlab lab-begin {lab}" not in lines:
+            lines.append(f"@@ftlab lab-begin {lab}")
+        lines.append(f"@@ftlab check-begin {lab} {ident} check t")
+        lines += output
+        if rc is not None:
+            lines.append(f"@@ftlab check-end {lab} {ident} rc={rc}")
+    return protocol.parse(lines), lines
+
+
+class Points(unittest.TestCase):
+    def test_parse(self):
+        self.assertEqual(sg.parse_points("# c\nuntil-hit 20\n\nconformance 5\n"),
+                         {"until-hit": 20, "conformance": 5})
+
+    def test_bad_line(self):
+        for text in ("until-hit\n", "until-hit ten\n", "a 1 2\n"):
+            with self.assertRaises(ValueError):
+                sg.parse_points(text)
+
+    def test_default_and_override(self):
+        self.assertEqual(sg.points_of({}, "x", "check"), sg.DEFAULT_POINTS["check"])
+        self.assertEqual(sg.points_of({"x": 3}, "x", "check"), 3)
+
+    def test_share_rounds_down(self):
+        self.assertEqual(sg.share(10, 2, 3), 6)
+        self.assertEqual(sg.share(10, 3, 3), 10)
+        self.assertEqual(sg.share(10, 0, 0), 0)
+
+
+class Turning(unittest.TestCase):
+    def test_matrix_rows_of_a_checkpoint(self):
+        matrix = ftmatrix.parse("a.tc PASS 0 x\nb.tc FAIL 6 y\nc.tc UNSUPPORTED 6 z\n")
+        self.assertEqual(sg.turning_rows(matrix, 6), ["b.tc", "c.tc"])
+        self.assertEqual(sg.turning_rows(matrix, 5), [])
+
+    def test_cases_of_a_checkpoint(self):
+        # the shape conformance.load_expected() returns: case -> first
+        # differing line
+        record = {"cp2": {"a": "x", "b": "y", "c": "z"}, "cp3": {"c": "z"}}
+        self.assertEqual(sg.turning_cases(record, 3), {"a", "b"})
+        # the last checkpoint has no section: all its differences turned
+        self.assertEqual(sg.turning_cases({"cp3": {"c": "z"}}, 4), {"c"})
+
+    def test_cases_from_the_real_record(self):
+        """The record as it is read from the repository, not a hand-made
+        one: a change of its shape breaks this, not make grade."""
+        record = conformance.load_expected()
+        for cp in series.checkpoints()[1:]:
+            turned = sg.turning_cases(record, cp.number)
+            self.assertIsInstance(turned, set)
+            self.assertTrue(all(isinstance(c, str) for c in turned))
+
+    def test_every_checkpoint_turns_something(self):
+        """Each checkpoint 1-7 brings lab checks, or matrix rows, or corpus
+        cases: make grade has something to score."""
+        matrix, record = ftmatrix.load(), conformance.load_expected()
+        for cp in series.checkpoints()[1:]:
+            feature = [c for c in cp.checks() if c.kind == "check"]
+            self.assertTrue(feature or sg.turning_rows(matrix, cp.number)
+                            or sg.turning_cases(record, cp.number), cp.name)
+
+
+class Crashes(unittest.TestCase):
+    def test_crash_is_charged_to_the_check_it_cut_short(self):
+        ran = sg.Ran()
+        rep, lines = report(("03", "until-hit", ["ok"], 0), ("03", "enable-count", ["x"], None))
+        ran.take(rep, lines, ["the kernel crashed: WARNING at ftrace.c"], "boot")
+        self.assertIn(("03", "until-hit"), ran.checks)
+        self.assertEqual(ran.hit[("03", "enable-count")],
+                         ["the kernel crashed: WARNING at ftrace.c"])
+        self.assertEqual(ran.problems, [])
+        cp = series.lookup(LAB)
+        self.assertEqual(ran.missing(cp), ["disable-count", "removal", "errors"])
+
+    def test_a_problem_after_every_check_ended_is_the_runs(self):
+        ran = sg.Ran()
+        rep, lines = report(("03", "until-hit", ["ok"], 0))
+        ran.take(rep, lines, ["lockdep: possible circular locking"], "boot")
+        self.assertEqual(ran.hit, {})
+        self.assertEqual(ran.problems, [("boot", ["lockdep: possible circular locking"])])
+        tests = sg.run_tests(ran)
+        self.assertEqual([(t.ok, t.group) for t in tests], [(False, sg.REGRESSION)])
+
+    def test_a_clean_run_leaves_no_problem(self):
+        ran = sg.Ran()
+        rep, lines = report(("03", "until-hit", ["ok"], None))
+        ran.take(rep, lines, [], "boot")
+        self.assertEqual((ran.hit, ran.problems), ({}, []))
+
+    def test_rerun_plan(self):
+        labs = [series.lookup(n) for n in (1, 2, 3)]
+        ran = sg.Ran()
+        rep, lines = report(("01", "one-function", ["x"], 0), ("01", "glob", ["x"], None))
+        ran.take(rep, lines, ["crash"], "boot")
+        # lab 01 goes on with its next check alone, lab 03 runs whole, the
+        # gdb lab 02 is not a plain boot's
+        self.assertEqual(sg.rerun_plan(ran, labs), ["lab:01:last-removed", "lab:03"])
+        self.assertEqual(sg.rerun_plan(reference_ran(3), labs), [])
+
+    def test_crashed_check_fails_with_the_crash(self):
+        cp = series.lookup(LAB)
+        ran = reference_ran(LAB)
+        del ran.checks[("03", "removal")]
+        ran.hit[("03", "removal")] = ["the kernel crashed"]
+        tests = {t.name: t for t in sg.lab_tests(ran, cp, LAB, {})}
+        self.assertFalse(tests["lab03.removal"].ok)
+        self.assertEqual(tests["lab03.removal"].evidence, ["the kernel crashed"])
+        self.assertEqual(tests["lab03.removal"].earned, 0)
+        self.assertTrue(tests["lab03.errors"].ok)
+
+
+class LabTests(unittest.TestCase):
+    def test_the_reference_scores_full_marks(self):
+        cp = series.lookup(LAB)
+        tests = []
+        for lab in series.checkpoints()[:LAB + 1]:
+            tests += sg.lab_tests(reference_ran(LAB), lab, LAB, {})
+        self.assertTrue(all(t.ok for t in tests), [t for t in tests if not t.ok])
+        earned, possible = sg.score(tests)
+        feature = [c for c in cp.checks() if c.kind == "check"]
+        self.assertEqual((earned, possible), (10 * len(feature), 10 * len(feature)))
+
+    def test_a_wrong_feature_check_costs_its_points_with_a_diff(self):
+        cp = series.lookup(LAB)
+        ran = reference_ran(LAB)
+        ran.checks[("03", "until-hit")].output[-1] = "sched_switch in trace: none"
+        tests = {t.name: t for t in sg.lab_tests(ran, cp, LAB, {"until-hit": 25})}
+        t = tests["lab03.until-hit"]
+        self.assertEqual((t.ok, t.earned, t.points), (False, 0, 25))
+        self.assertIn("+sched_switch in trace: none", t.evidence)
+
+    def test_earlier_labs_and_guards_are_regressions(self):
+        ran = reference_ran(2)
+        ran.checks[("01", "glob")].output = ["wrong"]
+        ran.checks[("02", "plain")].output = ["wrong"]
+        tests = sg.lab_tests(ran, series.lookup(1), 2, {})
+        tests += sg.lab_tests(ran, series.lookup(2), 2, {})
+        by_name = {t.name: t for t in tests}
+        for name in ("lab01.glob", "lab02.plain"):
+            self.assertEqual((by_name[name].ok, by_name[name].group, by_name[name].points),
+                             (False, sg.REGRESSION, 0))
+        self.assertEqual(by_name["lab02.soft-disabled"].group, "lab 02")
+        self.assertEqual(sg.score(tests), (20, 20))
+
+    def test_a_check_that_did_not_run_fails(self):
+        ran = reference_ran(LAB)
+        del ran.checks[("03", "errors")]
+        t = {t.name: t for t in sg.lab_tests(ran, series.lookup(LAB), LAB, {})}["lab03.errors"]
+        self.assertFalse(t.ok)
+        self.assertEqual(t.evidence, ["the check did not run"])
+
+
+def ft_lines(result):
+    return [f"[1] a test\t[{result}]"]
+
+
+class MatrixTests(unittest.TestCase):
+    MATRIX = ftmatrix.parse("a.tc PASS 0 x\nb.tc FAIL 6 y\nc.tc UNSUPPORTED 6 z\n")
+
+    def test_turning_rows_share_their_points(self):
+        ran = sg.Ran()
+        ran.ftracetest = {"a.tc": ft_lines("PASS"), "b.tc": ft_lines("PASS"),
+                          "c.tc": ft_lines("UNSUPPORTED")}
+        turning, before = sg.matrix_tests(ran, self.MATRIX, 6, {"ftracetest": 10})
+        self.assertEqual((turning.ok, turning.earned, turning.points), (False, 5, 10))
+        self.assertEqual(turning.evidence, ["c.tc: UNSUPPORTED, expected PASS"])
+        self.assertEqual((before.ok, before.group), (True, sg.REGRESSION))
+
+    def test_no_result_fails_and_instance_runs_count(self):
+        ran = sg.Ran()
+        ran.ftracetest = {"b.tc": ft_lines("PASS"), "b.tc@instance": ft_lines("FAIL")}
+        turning, before = sg.matrix_tests(ran, self.MATRIX, 6, {})
+        self.assertIn("b.tc: PASS, FAIL, expected PASS", turning.evidence)
+        self.assertIn("c.tc: no result, expected PASS", turning.evidence)
+        self.assertFalse(before.ok)
+
+    def test_a_checkpoint_that_turns_no_row_has_no_scored_line(self):
+        tests = sg.matrix_tests(sg.Ran(), self.MATRIX, 5, {})
+        self.assertEqual([t.group for t in tests], [sg.REGRESSION])
+
+
+def corpus_run(outputs):
+    lines = []
+    for ident, out in outputs.items():
+        lines += [f"@@ftlab conf-begin {ident}"] + out + [f"@@ftlab conf-end {ident}"]
+    return conformance.parse_guest(lines)
+
+
+class ConformanceTests(unittest.TestCase):
+    CORPUS = conformance.parse_corpus("a - >> x 1\nb - >> x 2\nc - >> x 3\nd - >> x 4\n")
+    RECORD = {"cp2": {"a", "b", "d"}, "cp3": {"d"}}
+    UPSTREAM = {"a": ["A"], "b": ["B"], "c": ["C"], "d": ["D"]}
+
+    def graded(self, got):
+        ran = sg.Ran()
+        ran.corpus = corpus_run(got)
+        return sg.conformance_tests(ran, self.CORPUS, corpus_run(self.UPSTREAM), self.RECORD,
+                                    3, {})
+
+    def test_all_right(self):
+        turning, before = self.graded(dict(self.UPSTREAM, d=["not yet"]))
+        self.assertEqual(turning.title, "conformance: 2 of the 2 cases that turn right at "
+                         "this checkpoint")
+        self.assertEqual((turning.ok, turning.earned), (True, 10))
+        self.assertEqual((before.ok, before.title), (True, "conformance: 1 of the 1 cases "
+                                                     "that were right before it"))
+
+    def test_a_wrong_case_and_a_regression(self):
+        turning, before = self.graded({"a": ["A"], "b": ["not B"], "c": ["oops"], "d": ["D"]})
+        self.assertEqual((turning.ok, turning.earned), (False, 5))
+        self.assertIn("b: differs from upstream 6.1", turning.evidence)
+        self.assertFalse(before.ok)
+
+    def test_no_reference(self):
+        turning, before = sg.conformance_tests(sg.Ran(), self.CORPUS, None, self.RECORD, 3, {})
+        self.assertEqual((turning.ok, turning.earned, turning.points), (False, 0, 10))
+        self.assertIn("a: no run of upstream 6.1 to compare with", turning.evidence)
+        self.assertFalse(before.ok)
+
+    def test_usable_reference(self):
+        lines = [f"@@ftlab conf-begin {i}" if n % 2 == 0 else f"@@ftlab conf-end {i}"
+                 for i in "abcd" for n in range(2)]
+        self.assertIsNotNone(sg.usable_reference(self.CORPUS, lines))
+        self.assertIsNone(sg.usable_reference(self.CORPUS, lines[:-1]))
+        self.assertIsNone(sg.usable_reference(self.CORPUS, lines[:4]))
+
+
+class FakeSession:
+    """Where reference_run looks for logs; building upstream fails as it
+    does in a tree with the learner's changes."""
+
+    def __init__(self, tmp):
+        self.build_dir = tmp
+        self.logs = os.path.join(tmp, "logs")
+        os.makedirs(self.logs)
+        self.booted = []
+
+    def log(self, name, lines, age):
+        path = os.path.join(self.logs, name)
+        with open(path, "w") as f:
+            f.write("\n".join(lines) + "\n")
+        os.utime(path, (1000000 - age, 1000000 - age))
+
+    def kernel(self, kernel):
+        raise HarnessError("build/linux has changes of yours")
+
+
+class Reference(unittest.TestCase):
+    CORPUS = conformance.parse_corpus("a - >> x 1\nb - >> x 2\n")
+
+    def run_lines(self, **outputs):
+        lines = []
+        for ident, out in outputs.items():
+            lines += [f"@@ftlab conf-begin {ident}", out, f"@@ftlab conf-end {ident}"]
+        return lines
+
+    def test_the_newest_complete_log(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            session = FakeSession(tmp)
+            session.log("check-upstream.log", self.run_lines(a="old", b="old"), age=100)
+            session.log("grade-upstream.log", self.run_lines(a="new", b="new"), age=10)
+            with mock.patch.object(ui, "info"):
+                ref = sg.reference_run(session, self.CORPUS)
+            self.assertEqual(ref.cases["a"], ["new"])
+            # a log that misses a case does not count
+            session.log("grade-upstream.log", self.run_lines(a="new"), age=1)
+            with mock.patch.object(ui, "info"):
+                self.assertEqual(sg.reference_run(session, self.CORPUS).cases["a"], ["old"])
+
+    def test_none_when_upstream_cannot_be_built(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            with mock.patch.object(ui, "info") as info:
+                self.assertIsNone(sg.reference_run(FakeSession(tmp), self.CORPUS))
+            self.assertIn("changes of yours", info.call_args[0][0])
+
+
+DIFF = "diff --git a/kernel/trace/x.c b/kernel/trace/x.c\n--- a/x.c\n+++ b/x.c\n"
+
+
+class Checkpatch(unittest.TestCase):
+    """The learner's diff through a stand-in checkpatch.pl that complains
+    about lines with BAD in them."""
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.tree = self.tmp.name
+        os.makedirs(os.path.join(self.tree, "scripts"))
+        script = os.path.join(self.tree, "scripts", "checkpatch.pl")
+        with open(script, "w") as f:
+            f.write('open(F, $ARGV[-1]);\n'
+                    'while (<F>) { print "x.c:1: WARNING:LONG_LINE: bad\\n" if /BAD/ }\n')
+        os.chmod(script, stat.S_IRWXU)
+        self.patch = os.path.join(self.tree, "03.patch")
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def check(self, text):
+        if text is not None:
+            with open(self.patch, "w") as f:
+                f.write(text)
+        return sg.checkpatch_test(self.tree, self.patch, {})
+
+    def test_clean(self):
+        t = self.check(DIFF + "+int x;\n")
+        self.assertEqual((t.ok, t.earned), (True, sg.DEFAULT_POINTS["checkpatch"]))
+
+    def test_the_header_is_not_checked(self):
+        t = self.check("ftlab exercise 3 BAD header\n\n" + DIFF + "+int x;\n")
+        self.assertTrue(t.ok, t.evidence)
+
+    def test_a_message_fails(self):
+        t = self.check(DIFF + "+BAD\n")
+        self.assertEqual((t.ok, t.earned), (False, 0))
+        self.assertEqual(t.evidence, ["x.c:1: WARNING:LONG_LINE: bad"])
+
+    def test_no_work(self):
+        for text in (None, "", "ftlab exercise 3 (03-event-probes) TODO=1\n"):
+            t = self.check(text)
+            self.assertFalse(t.ok)
+            self.assertIn("make save N", t.evidence[0])
+
+
+def sample_tests():
+    return [sg.Test("lab03.a", "lab 03 a: one", "lab 03", True, 10),
+            sg.Test("lab03.b", "lab 03 b: two", "lab 03", False, 10, evidence=["-x", "+y"]),
+            sg.Test("conformance.turning", "conformance: 1 of 2", "conformance", False, 10, 5),
+            sg.Test("lab01.g", "lab 01 g: guard", sg.REGRESSION, False, evidence=["diff"])]
+
+
+class Table(unittest.TestCase):
+    def test_score_and_lines(self):
+        tests = sample_tests()
+        self.assertEqual(sg.score(tests), (15, 30))
+        lines = sg.table(tests, 3, "event probes")
+        self.assertEqual(lines[0], "make grade 3: checkpoint 3, event probes")
+        self.assertEqual(lines[-1], "Score: 15/30  (1 regression(s) failed)")
+        row = next(l for l in lines if "lab 03 b: two" in l)
+        self.assertRegex(row, r"FAIL\s+0/10$")
+        self.assertIn("      | +y", lines)
+        regression = next(l for l in lines if "lab 01 g" in l)
+        self.assertTrue(regression.endswith("FAIL"))
+
+    def test_summary(self):
+        s = sg.summary(sample_tests(), 3)
+        self.assertEqual((s["score"], s["possible"], len(s["tests"])), (15, 30, 4))
+
+
+@unittest.skipIf(results is None, "labkit.results (the JUnit writer) is not merged yet")
+class Reports(unittest.TestCase):
+    def test_junit_and_score_json(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            sg.write(tmp, sample_tests(), 3)
+            root = ET.parse(os.path.join(tmp, "junit.xml")).getroot()
+            cases = root.findall(".//testcase")
+            self.assertEqual(len(cases), 4)
+            failed = [c.get("name") for c in cases if c.find("failure") is not None]
+            self.assertEqual(failed, ["lab03.b", "conformance.turning", "lab01.g"])
+            text = root.find(".//testcase[@name='lab03.b']/failure").text
+            self.assertEqual(text.splitlines(), ["0/10 points", "-x", "+y"])
+            with open(os.path.join(tmp, "score.json")) as f:
+                self.assertEqual(json.load(f)["score"], 15)
+
+
+if __name__ == "__main__":
+    unittest.main()
