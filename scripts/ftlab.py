@@ -305,6 +305,8 @@ def cmd_docs(args):
 
 def cmd_exercise(args, session):
     """make exercise|save|grade|solution N (exercise.py)."""
+    if args.command == "solution":
+        ui.progress_to_stderr()     # stdout is the diff: git apply reads it
     session.prepare()
     number = args.number
     if args.command == "exercise":

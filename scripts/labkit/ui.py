@@ -20,6 +20,16 @@ _LAST = threading.local()
 
 
 _OUT = threading.RLock()     # re-entered if Ctrl-C came while it was held
+# Where step(), info() and debug() write: stdout, unless the command's own
+# output is on stdout and must stay clean (make solution's diff).
+_PROGRESS = None
+
+
+def progress_to_stderr():
+    """Send progress lines to stderr from now on, so that stdout carries
+    only the command's result (a diff to pipe into git apply)."""
+    global _PROGRESS
+    _PROGRESS = sys.stderr
 
 
 def set_verbose(flag):
@@ -43,16 +53,16 @@ def _paint(code, text):
 def step(msg):
     """One short line for one step of a long job."""
     _LAST.verdict = None
-    emit([_paint("1", "==>") + " " + msg])
+    emit([_paint("1", "==>") + " " + msg], _PROGRESS)
 
 
 def info(msg):
-    emit(["    " + msg])
+    emit(["    " + msg], _PROGRESS)
 
 
 def debug(msg):
     if _VERBOSE:
-        emit(["    [v] " + msg])
+        emit(["    [v] " + msg], _PROGRESS)
 
 
 def verdict(ok, title, extra=""):

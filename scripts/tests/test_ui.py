@@ -2,10 +2,11 @@
 part beside its plain part, two guests at once): a line or a block of
 lines never mixes with another's."""
 
+import io
 import threading
 import time
 import unittest
-from contextlib import redirect_stdout
+from contextlib import redirect_stderr, redirect_stdout
 from unittest import mock
 
 from labkit import ui
@@ -52,3 +53,22 @@ class NoInterleaving(unittest.TestCase):
             self.assertEqual(len(starts), 5)
             for i in starts:
                 self.assertEqual(lines[i:i + len(shown)], shown, f"block {name} was split")
+
+
+class ProgressToStderr(unittest.TestCase):
+    """make solution pipes its diff into git apply: progress lines must
+    not land in it."""
+
+    def test_steps_leave_stdout_to_the_result(self):
+        out, err = io.StringIO(), io.StringIO()
+        with mock.patch.object(ui, "_PROGRESS", None), \
+                redirect_stdout(out), redirect_stderr(err):
+            ui.step("building")
+            ui.progress_to_stderr()
+            ui.step("linux-source-6.1: extracting")
+            ui.info("a detail")
+            print("diff --git a/x b/x")
+        self.assertEqual(out.getvalue().splitlines()[1:], ["diff --git a/x b/x"])
+        self.assertIn("building", out.getvalue().splitlines()[0])
+        self.assertIn("extracting", err.getvalue())
+        self.assertIn("a detail", err.getvalue())
