@@ -6,11 +6,14 @@
   events.html     doc/events.adoc: events, soft mode, triggers
   internals.html  doc/internals.adoc, with its diagrams (diagrams/*.svg,
                   drawn by graphviz's dot from doc/diagrams/*.dot)
+  quickref.html   doc/quickref.adoc: the syntax, listings, removal and
+                  errors of probes and triggers on one page, and
+                  troubleshooting
   harness.html    doc/harness.adoc: how the harness works, for those who
                   maintain the labs (not part of the book)
   labs/NN-slug.html  each lab's handout on its own page (and
                   labs/robustness.html, the robustness tests)
-  ftrace.txt, events.txt, index.txt
+  ftrace.txt, events.txt, quickref.txt, index.txt
                   plain text: asciidoctor's DocBook output through pandoc
 
 The chapters say what each checkpoint adds with AsciiDoc conditionals on
@@ -38,8 +41,8 @@ DOC = os.path.join(series.ROOT, "doc")
 DIAGRAMS = os.path.join(DOC, "diagrams")
 # The pages of their own; harness is the maintainer's guide, which the
 # book links to but does not include.
-CHAPTERS = ("ftrace", "events", "internals", "harness")
-TEXT = ("ftrace", "events", "index")        # the pages that get a .txt
+CHAPTERS = ("ftrace", "events", "internals", "quickref", "harness")
+TEXT = ("ftrace", "events", "quickref", "index")    # the pages that get a .txt
 TEXT_COLUMNS = 78
 # The robustness tests' chapter (issue 13), after the labs in the book.
 ROBUSTNESS = os.path.join(series.ROOT, "labs", "robustness", "README.adoc")
@@ -167,7 +170,7 @@ def outputs(directory):
     """The files a reader opens first."""
     return [os.path.join(directory, f) for f in
             ("index.html", "ftrace.html", "events.html", "internals.html",
-             "ftrace.txt", "events.txt")]
+             "quickref.html", "ftrace.txt", "events.txt", "quickref.txt")]
 
 
 def broken_links(directory):

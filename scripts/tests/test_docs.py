@@ -157,6 +157,16 @@ class Views(unittest.TestCase):
         self.assertNotIn("Event triggers", cp0)
         self.assertIn("Event triggers", cp6)
 
+    def test_quickref_by_checkpoint(self):
+        cp0, cp5, full = (self.text("quickref", n) for n in (0, 5, series.last_checkpoint()))
+        self.assertNotIn("enable_event", cp0)
+        self.assertIn("schedule:traceoff:unlimited", cp0)
+        self.assertIn("ksys_sync:snapshot:count=5", cp5)
+        self.assertNotIn("Event triggers", cp5)
+        self.assertIn("Event triggers", full)
+        self.assertIn("ksys_sync:cpudump:unlimited", full)
+        self.assertTrue(full.isascii())
+
     def test_text_is_ascii_with_underlined_titles(self):
         text = self.text("events", series.last_checkpoint())
         self.assertTrue(text.isascii())
