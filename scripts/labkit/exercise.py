@@ -411,6 +411,32 @@ def check_one(session, tally, number):
         return
     before = grade.load_expected(holes.exercise_dir(cp), SKELETON_BEFORE)
     labrun.grade_lab(report, cp, number, tally, name=k.name, before=before, skeleton=True)
+    if number == series.checkpoints()[-1].number:
+        gdb_helpers_on_skeleton(session, tally, k)
+
+
+def gdb_helpers_on_skeleton(session, tally, k):
+    """The ft- helpers on the last exercise's skeleton print what they
+    print on its checkpoint: the holes leave every structure the helpers
+    read in place (only function bodies go), and the self-test sets up
+    nothing the holes take away. The earlier skeletons lack the later
+    checkpoints' structures, as their checkpoints do."""
+    from . import gdbrun
+    reference = session.kernel(k.kernel)
+    ui.step(f"gdb helpers on {reference.label}, then on {k.label}: the same output")
+    run = gdbrun.selftest_run(reference, session.initrd(), gdbrun.free_port(), session.logs,
+                              session.timeout_for)
+    problems = run.problems()
+    if problems:
+        tally.record(False, f"gdb helpers [{reference.name}]: the self-test ran to its end")
+        ui.block(problems + [run.where()])
+        return
+    ok, evidence = gdbrun.selftest(k, session.initrd(), gdbrun.free_port(), session.logs,
+                                   session.timeout_for,
+                                   want=gdbrun.selftest_sections(run.gdb_lines))
+    tally.record(ok, f"gdb helpers [{k.name}]: every ft command, function and printer "
+                 f"as on {reference.name}")
+    ui.block(evidence)
 
 
 def check(session, tally, numbers):

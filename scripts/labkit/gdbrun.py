@@ -337,20 +337,32 @@ def free_port():
 SELFTEST = os.path.join(series.ROOT, "gdb-scripts", "selftest")
 
 
-def selftest(kernel, initrd, port, logdir, timeout_for):
+def selftest(kernel, initrd, port, logdir, timeout_for, want=None):
     """Every helper on a guest where each structure it reads exists:
     gdb-scripts/selftest/guest.sh sets up probes, triggers, a clock; then
     selftest.gdb runs the helpers and their output is compared, command by
-    command, with gdb-scripts/selftest/expected (grade.normalise_gdb).
+    command, with gdb-scripts/selftest/expected (grade.normalise_gdb), or
+    with 'want', the sections of another kernel's run (selftest_sections).
     Returns (ok, evidence)."""
-    run = batch_run(kernel, initrd, None, port, logdir, f"selftest-{kernel.name}", timeout_for,
-                    script=os.path.join(SELFTEST, "selftest.gdb"), plan=SELFTEST_PLAN)
-    return grade_selftest(run.gdb_lines, run.problems(), run.where())
+    run = selftest_run(kernel, initrd, port, logdir, timeout_for)
+    return grade_selftest(run.gdb_lines, run.problems(), run.where(), want)
 
 
-def grade_selftest(gdb_lines, evidence, where):
-    got = grade.parse_sections(grade.normalise_gdb(gdb_lines), grade.SELFTEST_SECTION)
-    want = grade.load_expected(SELFTEST, "expected", grade.SELFTEST_SECTION)
+def selftest_run(kernel, initrd, port, logdir, timeout_for):
+    return batch_run(kernel, initrd, None, port, logdir, f"selftest-{kernel.name}", timeout_for,
+                     script=os.path.join(SELFTEST, "selftest.gdb"), plan=SELFTEST_PLAN)
+
+
+def selftest_sections(gdb_lines):
+    """A self-test run's output, command by command, normalised."""
+    return grade.parse_sections(grade.normalise_gdb(gdb_lines), grade.SELFTEST_SECTION)
+
+
+def grade_selftest(gdb_lines, evidence, where, want=None):
+    got = selftest_sections(gdb_lines)
+    if want is None:
+        want = grade.load_expected(SELFTEST, "expected", grade.SELFTEST_SECTION)
+    want = dict(want)
     got.pop("end", None)
     want.pop("end", None)
     evidence = list(evidence)
