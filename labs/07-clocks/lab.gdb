@@ -11,6 +11,8 @@
 #  3. in the uptime clock's function itself, called by the ring buffer
 #     while it reserves room for that marker line: this is where every
 #     event gets its timestamp (bt shows the way from tracing_mark_write);
+#     then in tracing_mark_write() again under "perf", whose table entry
+#     points at trace_clock(), not at trace_clock_local();
 #  4. in irqsoff_tracer_call(), the irqsoff tracer's ftrace callback, in
 #     the first function called after the lab resets tracing_max_latency:
 #     it is registered only while the function-trace option is set;
@@ -64,6 +66,26 @@ commands
   end
   if $ft_batch
     delete $lab_mark_bp
+    continue
+  end
+end
+
+# 3b. A marker line under perf: the clock table's entry for "perf" points
+# at trace_clock(), the local_clock() of the scheduler, not at
+# trace_clock_local() behind "local". Under QEMU both count the same
+# ticks, so only the function pointer tells them apart.
+break tracing_mark_write if $_streq(trace_clocks[global_trace.clock_id].name, "perf")
+set $lab_perf_bp = $bpnum
+commands
+  silent
+  echo \n=== lab 07: in tracing_mark_write(), under the perf clock\n
+  printf "clock table entry in use: %s, in_ns = %d\n", trace_clocks[global_trace.clock_id].name, trace_clocks[global_trace.clock_id].in_ns
+  echo its function:\n
+  info symbol trace_clocks[global_trace.clock_id].func
+  echo the local clock's function:\n
+  info symbol trace_clocks[0].func
+  if $ft_batch
+    delete $lab_perf_bp
     continue
   end
 end
