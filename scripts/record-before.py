@@ -33,6 +33,11 @@ each case that differs, with its first differing line, in the group of
 cases (a "#" line saying why) it was in; new cases go last, under a
 comment to replace with the reason.
 
+and doc/errnos.adoc, the errors upstream 6.1 returns for the corpus'
+writes, from upstream's console log (build/logs/check-upstream.log):
+
+    scripts/record-before.py --errnos LOG
+
 and the lab checks whose output the debug configuration changes on
 upstream 6.1 itself, from the console log of upstream's debug kernel
 (build/logs/check-upstream-debug.log):
@@ -54,7 +59,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from labkit import exercise, grade, holes, protocol, series  # noqa: E402
+from labkit import conformance, errnos, exercise, grade, holes, protocol, series  # noqa: E402
 
 HEADER = """# What each feature check of this lab prints on the checkpoint before it,
 # up to and including its first line that differs from 'expected'. make
@@ -197,7 +202,26 @@ def record_debug(log):
     return 0
 
 
+def record_errnos(log):
+    with open(log, errors="replace") as f:
+        run = conformance.parse_guest(f.read().splitlines())
+    with open(conformance.CORPUS, encoding="utf-8") as f:
+        text = f.read()
+    corpus = conformance.parse_corpus(text)
+    missing = [c.id for c in corpus if c.id not in run.cases]
+    if missing:
+        print(f"{log}: no output for {len(missing)} case(s) of the corpus, "
+              f"{missing[0]} first: not a whole run")
+        return 1
+    with open(errnos.PAGE, "w", encoding="utf-8") as f:
+        f.write(errnos.page(corpus, text, run))
+    print(f"wrote {os.path.relpath(errnos.PAGE)}")
+    return 0
+
+
 def main(argv):
+    if argv and argv[0] == "--errnos":
+        return record_errnos(argv[1])
     if argv and argv[0] == "--conformance":
         return record_conformance(argv[1], argv[2:])
     if argv and argv[0] == "--debug":

@@ -33,7 +33,7 @@ import subprocess
 import time
 import unittest
 
-from . import (conformance, docexamples, docs, exercise, gdbrun, grade, holes, labrun,
+from . import (conformance, docexamples, docs, errnos, exercise, gdbrun, grade, holes, labrun,
                namecheck, protocol, qemu, rebase, robust, series,
                source, timing, ui)
 from .errors import HarnessError
@@ -271,6 +271,8 @@ def grade_pass(p, tally, reference):
     corpus = conformance.load_corpus()
     if kernel == "upstream":
         reference.corpus = conformance.grade_reference(corpus, run, tally)
+        if reference.corpus is not None:
+            errnos.check(reference.corpus, tally)
         reference.ftracetest_all = protocol.ftracetest_results(report)
     elif reference.corpus is None:
         tally.record(False, f"conformance [{k.name}]: no upstream reference run to compare with")

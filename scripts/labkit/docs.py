@@ -9,6 +9,9 @@
   quickref.html   doc/quickref.adoc: the syntax, listings, removal and
                   errors of probes and triggers on one page, and
                   troubleshooting
+  errnos.html     doc/errnos.adoc: every error a write of the conformance
+                  corpus got on upstream 6.1, by errno (generated from a
+                  run: errnos.py)
   harness.html    doc/harness.adoc: how the harness works, for those who
                   maintain the labs (not part of the book)
   labs/NN-slug.html  each lab's handout on its own page (and
@@ -41,7 +44,7 @@ DOC = os.path.join(series.ROOT, "doc")
 DIAGRAMS = os.path.join(DOC, "diagrams")
 # The pages of their own; harness is the maintainer's guide, which the
 # book links to but does not include.
-CHAPTERS = ("ftrace", "events", "internals", "quickref", "harness")
+CHAPTERS = ("ftrace", "events", "internals", "quickref", "errnos", "harness")
 TEXT = ("ftrace", "events", "quickref", "index")    # the pages that get a .txt
 TEXT_COLUMNS = 78
 # The robustness tests' chapter (issue 13), after the labs in the book.
@@ -170,7 +173,7 @@ def outputs(directory):
     """The files a reader opens first."""
     return [os.path.join(directory, f) for f in
             ("index.html", "ftrace.html", "events.html", "internals.html",
-             "quickref.html", "ftrace.txt", "events.txt", "quickref.txt")]
+             "quickref.html", "errnos.html", "ftrace.txt", "events.txt", "quickref.txt")]
 
 
 def broken_links(directory):
