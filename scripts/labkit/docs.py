@@ -36,6 +36,7 @@ import csv
 import glob
 import io
 import os
+import re
 import subprocess
 
 from . import series, ui
@@ -193,6 +194,73 @@ def broken_links(directory):
     return broken
 
 
+# What the plain text must not keep: AsciiDoc's conditionals, and a
+# backtick (asciidoctor leaves one where it did not see monospace: an
+# `x` glued to a letter or an underscore).
+_LEFTOVER = re.compile(r"ifeval::|ifdef::|ifndef::|endif::|`")
+_CONDITION = re.compile(r"^(ifeval|ifdef|ifndef)::(\S*)\[(.*)\]\s*$")
+_MONOSPACE = re.compile(r"`([^`]+)`")
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*_[A-Za-z0-9_]*|[A-Z][A-Z0-9]{3,}")
+
+
+def _condition_holds(kind, name, expr, checkpoint):
+    """One AsciiDoc conditional of the chapters, in the default edition
+    (answers shown) of checkpoint's view."""
+    if kind == "ifeval":
+        m = re.match(r"\{checkpoint\}\s*(>=|<=|==|<|>|!=)\s*(\d+)$", expr.strip())
+        if not m:
+            return True
+        op, n = m.group(1), int(m.group(2))
+        return {">=": checkpoint >= n, "<=": checkpoint <= n, "==": checkpoint == n,
+                "<": checkpoint < n, ">": checkpoint > n, "!=": checkpoint != n}[op]
+    defined = name != STUDENT_EDITION
+    return defined if kind == "ifdef" else not defined
+
+
+def cited_identifiers(adoc, checkpoint):
+    """The identifiers the source cites in `monospace` outside listings,
+    in the lines checkpoint's view shows, with how often: names with an
+    underscore (set_ftrace_filter, trace_clock_jiffies) and capitals
+    (EINVAL)."""
+    shown, found, listing = [True], {}, False
+    for line in adoc.splitlines():
+        if line.startswith(("----", "....")):
+            listing = not listing
+            continue
+        m = _CONDITION.match(line)
+        if m:
+            shown.append(shown[-1] and _condition_holds(*m.groups(), checkpoint))
+            continue
+        if line.startswith("endif::"):
+            if len(shown) > 1:
+                shown.pop()
+            continue
+        if listing or not shown[-1] or line.startswith(("//", "include::", ":")):
+            continue
+        for span in _MONOSPACE.findall(line):
+            for name in _IDENTIFIER.findall(span):
+                found[name] = found.get(name, 0) + 1
+    return found
+
+
+def text_problems(adoc, text, checkpoint):
+    """What the plain text of a chapter lost or kept: an identifier of the
+    source not whole in the text (pandoc broke it across lines in a narrow
+    table cell: E / INVAL), or markup left over. [str], empty when none."""
+    problems = []
+    words = {}
+    for word in re.findall(r"[A-Za-z0-9_]+", text):
+        words[word] = words.get(word, 0) + 1
+    for name, count in sorted(cited_identifiers(adoc, checkpoint).items()):
+        if words.get(name, 0) < count:
+            problems.append(f"'{name}': cited {count} time(s), whole in the text "
+                            f"{words.get(name, 0)} time(s)")
+    for n, line in enumerate(text.splitlines(), 1):
+        if _LEFTOVER.search(line):
+            problems.append(f"line {n} keeps markup: {line.strip()}")
+    return problems
+
+
 def check(tally, build_dir=None):
     ui.step("building the docs (asciidoctor, dot, pandoc)")
     full = out_dir(build_dir=build_dir)
@@ -212,6 +280,15 @@ def check(tally, build_dir=None):
         path = os.path.join(full, name)
         tally.record(os.path.exists(path) and os.path.getsize(path) > 1000,
                      f"docs: {name} written as plain text (pandoc)")
+    for name in ("ftrace", "events", "quickref"):
+        with open(os.path.join(DOC, name + ".adoc"), encoding="utf-8") as f:
+            adoc = f.read()
+        path = os.path.join(full, name + ".txt")
+        text = open(path, encoding="utf-8").read() if os.path.exists(path) else ""
+        problems = text_problems(adoc, text, series.last_checkpoint())
+        tally.record(bool(text) and not problems,
+                     f"docs: {name}.txt keeps every identifier whole and no markup")
+        ui.block(problems[:10])
     broken = broken_links(full)
     tally.record(not broken, "docs: no broken link in the whole series' view (linkchecker)")
     ui.block(broken[:10])

@@ -55,3 +55,54 @@ function Pandoc(doc)
   end
   return doc
 end
+
+-- A table's columns keep AsciiDoc's relative widths (cols="3,1,5"), but
+-- each is at least as wide as its longest word: else pandoc breaks a
+-- short column's EINVAL into "E" and "INVAL". What is left of the line
+-- goes to the columns in their proportions. A table whose words alone
+-- do not fit takes the widths of its contents.
+local COLUMNS = 78
+
+local function longest_word(blocks)
+  local longest = 0
+  for word in pandoc.utils.stringify(blocks):gmatch("%S+") do
+    longest = math.max(longest, utf8.len(word) or #word)
+  end
+  return longest
+end
+
+local function table_rows(el)
+  local rows = {}
+  for _, row in ipairs(el.head.rows) do table.insert(rows, row) end
+  for _, body in ipairs(el.bodies) do
+    for _, row in ipairs(body.body) do table.insert(rows, row) end
+  end
+  return rows
+end
+
+function Table(el)
+  local n = #el.colspecs
+  local least, share, total = {}, {}, 0
+  for i = 1, n do least[i] = 0 end
+  for _, row in ipairs(table_rows(el)) do
+    for i, cell in ipairs(row.cells) do
+      if i <= n then
+        least[i] = math.max(least[i], (longest_word(cell.contents) + 3) / COLUMNS)
+      end
+    end
+  end
+  local left = 1
+  for i = 1, n do
+    left = left - least[i]
+    share[i] = tonumber(el.colspecs[i][2]) or 0
+    total = total + share[i]
+  end
+  for i = 1, n do
+    local width = pandoc.ColWidthDefault
+    if left >= 0 and total > 0 then
+      width = least[i] + left * share[i] / total
+    end
+    el.colspecs[i] = {el.colspecs[i][1], width}
+  end
+  return el
+end

@@ -195,3 +195,46 @@ class LinkCheck(unittest.TestCase):
             with open(os.path.join(tmp, "index.html"), "w") as f:
                 f.write('<html><body><a href="ok.html">a</a></body></html>')
             self.assertEqual(docs.broken_links(tmp), [])
+
+
+class PlainText(unittest.TestCase):
+    """The plain-text check: identifiers whole, no markup left over."""
+
+    ADOC = "\n".join([
+        "The probe returns `EINVAL` from `ftrace_process_regex()`.",
+        "ifeval::[{checkpoint} >= 7]",
+        "Select `trace_clock_jiffies` with `uptime`.",
+        "endif::[]",
+        "ifeval::[{checkpoint} < 3]",
+        "Only before: `event_probe_hit()`.",
+        "endif::[]",
+        "----",
+        "# echo `NOT_CITED_HERE`",
+        "----",
+    ])
+
+    def test_whole_text_passes(self):
+        text = ("The probe returns EINVAL from ftrace_process_regex().\n"
+                "Select trace_clock_jiffies with uptime.\n")
+        self.assertEqual(docs.text_problems(self.ADOC, text, 7), [])
+
+    def test_an_identifier_broken_across_lines_fails(self):
+        text = ("| E     | ftrace_process_regex() |\n| INVAL |   |\n"
+                "Select trace_clock_jiffies with uptime.\n")
+        self.assertEqual(len(docs.text_problems(self.ADOC, text, 7)), 1)
+
+    def test_a_second_citation_counts(self):
+        adoc = "`EINVAL` here, and `EINVAL` there."
+        self.assertEqual(len(docs.text_problems(adoc, "EINVAL here, and E\nINVAL there.", 7)), 1)
+
+    def test_only_the_lines_of_the_view(self):
+        # checkpoint 2's view: the >= 7 part is out, the < 3 part is in
+        cited = docs.cited_identifiers(self.ADOC, 2)
+        self.assertNotIn("trace_clock_jiffies", cited)
+        self.assertIn("event_probe_hit", cited)
+        self.assertNotIn("NOT_CITED_HERE", cited)
+
+    def test_markup_left_over_fails(self):
+        text = ("The probe returns EINVAL from ftrace_process_regex().\n"
+                "Select trace_clock_jiffies with `uptime.\nifeval::[{checkpoint} >= 7]\n")
+        self.assertEqual(len(docs.text_problems(self.ADOC, text, 7)), 2)
