@@ -1,7 +1,9 @@
 """make docs [N]: the documentation, in build/docs/ (N: build/docs/cpN/).
 
-  index.html      the book (doc/index.adoc): README, history and every
-                  lab's handout, and links to the rest
+  index.html      the book (doc/index.adoc): README and history, and
+                  links to every lab's handout and chapter; each page of
+                  the reading order (reading_order()) has section numbers
+                  and links to the page before and after it
   ftrace.html     doc/ftrace.adoc: function probes, clocks, options
   events.html     doc/events.adoc: events, soft mode, triggers
   internals.html  doc/internals.adoc, with its diagrams (diagrams/*.svg,
@@ -46,9 +48,11 @@ DIAGRAMS = os.path.join(DOC, "diagrams")
 # The pages of their own; harness is the maintainer's guide, which the
 # book links to but does not include.
 CHAPTERS = ("ftrace", "events", "internals", "quickref", "errnos", "harness")
+CHAPTER_TITLES = {"ftrace": "ftrace.txt", "events": "events.txt", "internals": "The internals",
+                  "quickref": "Quick reference", "errnos": "Errors a write returns"}
 TEXT = ("ftrace", "events", "quickref", "index")    # the pages that get a .txt
 TEXT_COLUMNS = 78
-# The robustness tests' chapter (issue 13), after the labs in the book.
+# The robustness tests' chapter, after the labs in the reading order.
 ROBUSTNESS = os.path.join(series.ROOT, "labs", "robustness", "README.adoc")
 TEXT_FILTER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "plaintext.lua")
 # The folder of each edition under the build folder, by ANSWERS: none
@@ -125,17 +129,63 @@ def plain_text(src, out, checkpoint, messages, via="docbook5", extra=()):
     return r.returncode == 0
 
 
+def reading_order(checkpoint):
+    """The pages of checkpoint's view in the order a reader goes through
+    them, as (source, page relative to the view, title): the book's
+    index, the labs up to checkpoint, the robustness tests, then the
+    reference chapters. Each page links the one before and the one after
+    (navigation)."""
+    pages = [(os.path.join(DOC, "index.adoc"), "index.html", "Contents")]
+    for cp in series.checkpoints():
+        src = os.path.join(cp.lab_dir, "README.adoc")
+        if cp.number <= checkpoint and os.path.exists(src):
+            pages.append((src, f"labs/{cp.name}.html", f"Lab {cp.number:02d}"))
+    pages.append((ROBUSTNESS, "labs/robustness.html", "Robustness tests"))
+    for name in CHAPTERS:
+        if name != "harness":
+            pages.append((os.path.join(DOC, name + ".adoc"), name + ".html", CHAPTER_TITLES[name]))
+    return pages
+
+
+def navigation(pages, i):
+    """The previous/contents/next line of page i of reading_order, as HTML
+    with links relative to that page (docinfo-header.html and
+    docinfo-footer.html put it at the top and the bottom)."""
+    here = os.path.dirname(pages[i][1])
+
+    def link(page, text):
+        href = os.path.relpath(page, here or ".")
+        return f'<a href="{href}">{text}</a>'
+
+    parts = []
+    if i > 0:
+        parts.append(link(pages[i - 1][1], "&larr; " + pages[i - 1][2]))
+    parts.append(link("index.html", "contents"))
+    if i + 1 < len(pages):
+        parts.append(link(pages[i + 1][1], pages[i + 1][2] + " &rarr;"))
+    return " &middot; ".join(parts)
+
+
+def navigated(pages, page):
+    """asciidoctor's arguments for the navigation of page (a path of
+    reading_order), or none for a page outside it (harness.html)."""
+    index = next((i for i, p in enumerate(pages) if p[1] == page), None)
+    if index is None:
+        return []
+    return ["-a", "docinfo=shared-header,shared-footer", "-a", f"docinfodir={DOC}",
+            "-a", f"ftlab-nav={navigation(pages, index)}"]
+
+
 def lab_pages(out_dir, checkpoint, messages, extra=()):
     dest = os.path.join(out_dir, "labs")
     os.makedirs(dest, exist_ok=True)
     ok = True
-    for cp in series.checkpoints():
-        src = os.path.join(cp.lab_dir, "README.adoc")
-        if cp.number <= checkpoint and os.path.exists(src):
-            ok &= asciidoctor(src, os.path.join(dest, cp.name + ".html"), checkpoint, messages,
-                              extra=["-a", "toc"] + list(extra))
-    ok &= asciidoctor(ROBUSTNESS, os.path.join(dest, "robustness.html"), checkpoint, messages,
-                      extra=["-a", "toc"] + list(extra))
+    pages = reading_order(checkpoint)
+    for src, page, _title in pages:
+        if page.startswith("labs/"):
+            ok &= asciidoctor(src, os.path.join(out_dir, page), checkpoint, messages,
+                              extra=["-a", "toc", "-a", "sectnums"] + navigated(pages, page)
+                              + list(extra))
     return ok
 
 
@@ -149,11 +199,15 @@ def build(out_dir, checkpoint=None, answers=None):
     messages = []
     extra = edition(answers)
     ok = diagrams(out_dir, messages)
+    pages = reading_order(checkpoint)
     ok &= asciidoctor(os.path.join(DOC, "index.adoc"), os.path.join(out_dir, "index.html"),
-                      checkpoint, messages, extra=["-a", "toc=left"] + extra)
+                      checkpoint, messages,
+                      extra=["-a", "toc=left"] + navigated(pages, "index.html") + extra)
     for name in CHAPTERS:
         ok &= asciidoctor(os.path.join(DOC, name + ".adoc"), os.path.join(out_dir, name + ".html"),
-                          checkpoint, messages, extra=["-a", "toc=left"] + extra)
+                          checkpoint, messages,
+                          extra=["-a", "toc=left", "-a", "sectnums"]
+                          + navigated(pages, name + ".html") + extra)
     ok &= lab_pages(out_dir, checkpoint, messages, extra)
     for name in TEXT:
         ok &= plain_text(os.path.join(DOC, name + ".adoc"), os.path.join(out_dir, name + ".txt"),
@@ -267,15 +321,15 @@ def check(tally, build_dir=None):
     ok, messages = build(full)
     tally.record(ok, "docs build without warnings")
     ui.block(messages[:10])
-    with open(os.path.join(DOC, "index.adoc"), encoding="utf-8") as f:
+    with open(os.path.join(full, "index.html"), encoding="utf-8") as f:
         book = f.read()
     for cp in series.checkpoints():
         if cp.has_lab:
-            handout = f"labs/{cp.name}/README.adoc"
-            tally.record(os.path.exists(os.path.join(series.ROOT, handout)) and handout in book,
-                         f"docs: the book includes the handout of lab {cp.number:02d}")
-    tally.record("labs/robustness/README.adoc" in book,
-                 "docs: the book includes the robustness tests' chapter")
+            page = f"labs/{cp.name}.html"
+            tally.record(os.path.exists(os.path.join(full, page)) and f'href="{page}"' in book,
+                         f"docs: the book links the page of lab {cp.number:02d}")
+    tally.record('href="labs/robustness.html"' in book,
+                 "docs: the book links the robustness tests' page")
     for name in ("ftrace.txt", "events.txt"):
         path = os.path.join(full, name)
         tally.record(os.path.exists(path) and os.path.getsize(path) > 1000,

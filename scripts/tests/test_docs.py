@@ -238,3 +238,29 @@ class PlainText(unittest.TestCase):
         text = ("The probe returns EINVAL from ftrace_process_regex().\n"
                 "Select trace_clock_jiffies with `uptime.\nifeval::[{checkpoint} >= 7]\n")
         self.assertEqual(len(docs.text_problems(self.ADOC, text, 7)), 2)
+
+
+class Navigation(unittest.TestCase):
+    """Each page of a view links the page before and after it, and only
+    pages that view has."""
+
+    def test_a_view_reads_only_its_labs(self):
+        pages = [page for _src, page, _title in docs.reading_order(3)]
+        self.assertEqual(pages[0], "index.html")
+        self.assertIn("labs/03-event-probes.html", pages)
+        self.assertNotIn("labs/04-stacktrace.html", pages)
+        self.assertLess(pages.index("labs/robustness.html"), pages.index("ftrace.html"))
+        self.assertNotIn("harness.html", pages)
+
+    def test_links_are_relative_to_the_page(self):
+        pages = docs.reading_order(7)
+        i = [p[1] for p in pages].index("labs/00-baseline.html")
+        nav = docs.navigation(pages, i)
+        self.assertIn('href="../index.html">&larr; Contents', nav)
+        self.assertIn('href="01-probe-hash.html">Lab 01 &rarr;', nav)
+
+    def test_the_ends_have_one_neighbour(self):
+        pages = docs.reading_order(7)
+        self.assertNotIn("&larr;", docs.navigation(pages, 0))
+        self.assertNotIn("&rarr;", docs.navigation(pages, len(pages) - 1))
+        self.assertEqual(docs.navigated(pages, "harness.html"), [])
