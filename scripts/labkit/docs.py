@@ -11,6 +11,8 @@
   quickref.html   doc/quickref.adoc: the syntax, listings, removal and
                   errors of probes and triggers on one page, and
                   troubleshooting
+  files.html      doc/files.adoc: each tracefs file the labs use, what
+                  it holds and what a write does
   errnos.html     doc/errnos.adoc: every error a write of the conformance
                   corpus got on upstream 6.1, by errno (generated from a
                   run: errnos.py)
@@ -47,9 +49,10 @@ DOC = os.path.join(series.ROOT, "doc")
 DIAGRAMS = os.path.join(DOC, "diagrams")
 # The pages of their own; harness is the maintainer's guide, which the
 # book links to but does not include.
-CHAPTERS = ("ftrace", "events", "internals", "quickref", "errnos", "harness")
+CHAPTERS = ("ftrace", "events", "internals", "quickref", "files", "errnos", "harness")
 CHAPTER_TITLES = {"ftrace": "ftrace.txt", "events": "events.txt", "internals": "The internals",
-                  "quickref": "Quick reference", "errnos": "Errors a write returns"}
+                  "quickref": "Quick reference", "files": "The tracefs files",
+                  "errnos": "Errors a write returns"}
 TEXT = ("ftrace", "events", "quickref", "index")    # the pages that get a .txt
 TEXT_COLUMNS = 78
 # The robustness tests' chapter, after the labs in the reading order.

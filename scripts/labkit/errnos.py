@@ -34,7 +34,8 @@ Linux 6.1, for every write of the labs' conformance corpus
 corpus is compared with upstream's, so at the last checkpoint the same
 writes fail with the same errors. The page is generated from upstream's
 run (`scripts/record-before.py --errnos`) and checked against a new run
-by `make check`.
+by `make check`. link:files.html[The tracefs files] says what each file
+holds and does.
 
 A write is shown as the corpus writes it: `{nl}`, `{tab}` and `{sp}` stand
 for a newline, a tab and a space, `{rep:N:TEXT}` for TEXT N times, `{nonl}`
@@ -87,24 +88,39 @@ def _cell(text):
     return "`+" + text.replace("|", "\\|") + "+`"
 
 
+def file_anchor(path):
+    """The anchor of a file's section: events/kmem/kmalloc/trigger ->
+    file-events-kmem-kmalloc-trigger (files.adoc links to it)."""
+    return "file-" + re.sub(r"[^a-z0-9]+", "-", path.lower()).strip("-")
+
+
 def page(corpus, corpus_text, run):
-    """The page's text, from upstream's CorpusRun."""
+    """The page's text, from upstream's CorpusRun: a summary by errno,
+    then every failed write, file by file."""
     groups = case_groups(corpus_text)
-    by_error = {}
-    for message, path, value, ident in failed_writes(corpus, run):
-        by_error.setdefault(message, []).append((path, value, ident))
-    out = [HEADER]
-    order = sorted(by_error, key=lambda m: (-len(by_error[m]), m))
-    for message in order:
+    writes = failed_writes(corpus, run)
+    by_error, by_file = {}, {}
+    for message, path, value, ident in writes:
+        by_error.setdefault(message, set()).add(path)
+        by_file.setdefault(path, []).append((message, value, ident))
+    count = {m: sum(1 for w in writes if w[0] == m) for m in by_error}
+    out = [HEADER, "== By errno\n",
+           '[cols="2,1,5",options="header"]', "|===", "|errno |writes |files\n"]
+    for message in sorted(by_error, key=lambda m: (-count[m], m)):
         name = errno_name(message) or "?"
-        rows = by_error[message]
-        out.append(f"== {name}: {message}\n")
-        out.append(f"{len(rows)} write(s) of the corpus.\n")
+        files = ", ".join(f"<<{file_anchor(f)},`{f}`>>" for f in sorted(by_error[message]))
+        out.append(f"|`{name}` ({message}) |{count[message]} |{files}")
+    out.append("|===\n")
+    out.append("== By file\n")
+    for path in sorted(by_file):
+        out.append(f"[[{file_anchor(path)}]]")
+        out.append(f"=== {path}\n")
         out.append('[cols="2,3,2,3",options="header"]')
         out.append("|===")
-        out.append("|file |written |case |group\n")
-        for path, value, ident in sorted(rows, key=lambda r: r[0]):
-            out.append(f"|`{path}` |{_cell(value)} |{ident} |{groups.get(ident, '')}")
+        out.append("|errno |written |case |group\n")
+        for message, value, ident in by_file[path]:
+            name = errno_name(message) or message
+            out.append(f"|`{name}` |{_cell(value)} |{ident} |{groups.get(ident, '')}")
         out.append("|===\n")
     return "\n".join(out).rstrip("\n") + "\n"
 

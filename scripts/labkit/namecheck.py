@@ -6,7 +6,8 @@ on it; when the name is 6.1's and not the checkpoint's, gdb answers
 "Function not defined". This check reads the text a learner reads and
 looks each cited name up in the right kernel tree:
 
-  doc/ftrace.adoc, events.adoc, internals.adoc, quickref.adoc, index.adoc
+  doc/ftrace.adoc, events.adoc, internals.adoc, quickref.adoc, files.adoc,
+  index.adoc
       a line inside ifeval::[{checkpoint} >= N] (or < N) speaks of the
       checkpoints its conditions leave; a name there must exist in the
       first and in the last of them (lab/cpN branches of build/linux)
@@ -51,7 +52,7 @@ import subprocess
 from . import series, tree, ui
 
 DOC = os.path.join(series.ROOT, "doc")
-CHAPTERS = ("ftrace", "events", "internals", "quickref", "index")
+CHAPTERS = ("ftrace", "events", "internals", "quickref", "files", "index")
 UPSTREAM = "upstream"
 HISTORY = "2013"
 
