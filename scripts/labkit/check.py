@@ -7,7 +7,8 @@
      series applies to patches/BASE and to the newest linux-source-6.1
   3. the docs build
   4. upstream 6.1 (the reference), then the last checkpoint (its debug
-     kernel builds early, beside the others), then checkpoints 0, 1, ...
+     kernel builds from the start, beside everything else), then
+     checkpoints 0, 1, ...
      in order: build, run what needs gdb (each lab's gdb script on its
      own checkpoint, the next one's, which must fail there, and the gdb
      helpers' self-test on upstream), and queue one boot for a guest lane
@@ -406,6 +407,18 @@ def run(session):
     parts.time("tree and packages", session.prepare)
     parts.time("harness self-tests", self_tests, tally)
     parts.time("pyflakes", pyflakes, tally)
+    # Every guest takes a lane, two at once (one per core), one while a
+    # build or a gdb run goes on beside; the debug part (debug.py) builds
+    # its kernels in a checkout of their own and queues their guests too.
+    # Its first build starts now, beside the checks that use one core
+    # (not beside the self-tests, some of which mock the harness's
+    # modules).
+    lanes = robust.Lanes()
+    from . import debug
+    debug_part = debug.DebugPart(session, lanes, getattr(session, "full", False),
+                                 getattr(session, "debug_all", False),
+                                 getattr(session, "seed", None))
+    debug_part.start()
     parts.time("checkpatch", checkpatch, session, tally)
     parts.time("series versions", series_versions, session, tally)
     parts.time("docs", docs.check, tally, session.build_dir)
@@ -413,14 +426,6 @@ def run(session):
     cps = series.checkpoints()
     exercises = [cp.number for cp in cps if holes.has_exercise(cp)]
     parts.time("exercises: skeletons", exercise.check_skeletons, session, tally, exercises)
-    # Every guest takes a lane, two at once (one per core), one while a
-    # build or a gdb run goes on beside; the debug part (debug.py) builds
-    # its kernels in a checkout of their own and queues their guests too.
-    lanes = robust.Lanes()
-    from . import debug
-    debug_part = debug.DebugPart(session, lanes, getattr(session, "full", False),
-                                 getattr(session, "debug_all", False),
-                                 getattr(session, "seed", None))
     passes = []
     for kernel in ["upstream"] + [cp.number for cp in plain_pass_order(cps)]:
         p = parts.time(f"kernel {series.kernel_name(kernel)}: build and gdb", start_pass,

@@ -78,9 +78,18 @@ class DebugPart:
         self.booted = []        # (kbuild.Kernel, Future of boot_labs), upstream first
         self.runs = {}          # kbuild.Kernel.name -> (kernel, robust.start_kernel's futures)
 
+    def start(self):
+        """Start building the last checkpoint's debug variant at once, in
+        its own checkout and object folder: the longest build of make
+        check then runs while the checks before the plain builds use one
+        core (self-tests, checkpatch, the docs), instead of after the
+        last checkpoint's plain build. Its guests queue when it is done."""
+        if self.last in self.kernels and self.last not in self.built:
+            self.built[self.last] = self.builder.submit(self._build, self.last)
+
     def plain_built(self, kernel, k):
         """The plain part built 'kernel' as k."""
-        if kernel in self.kernels:
+        if kernel in self.kernels and kernel not in self.built:
             self.built[kernel] = self.builder.submit(self._build, kernel)
         if kernel in ("upstream", self.last):
             self._start_robust(k)

@@ -49,19 +49,25 @@ class Page(unittest.TestCase):
         self.assertIsNone(errnos.errno_name("not an error message"))
 
     def test_failed_writes_only_with_their_group(self):
-        self.assertIn("== EINVAL: Invalid argument", self.text)
-        self.assertIn("== ENODEV: No such device", self.text)
-        self.assertIn("|`+ksys_sync:nosuch+` |ff-unknown |set_ftrace_filter: commands",
+        self.assertIn("|`EINVAL` (Invalid argument) |2 |", self.text)
+        self.assertIn("|`ENODEV` (No such device) |1 |", self.text)
+        self.assertIn("|`EINVAL` |`+ksys_sync:nosuch+` |ff-unknown |set_ftrace_filter: commands",
                       self.text)
         self.assertNotIn("ff-good", self.text)
 
     def test_a_write_upstream_skips_is_listed_with_its_errno(self):
         # upstream WARNs on it, so the guest skips it there: 6.1 returns EINVAL
-        einval = self.text.split("== ENODEV")[0]
-        self.assertIn("|pr-missing |removal of what is not there", einval)
+        self.assertIn("|`EINVAL` |`+!!ksys_sync:traceoff+` |pr-missing |removal of what is "
+                      "not there", self.text)
 
     def test_most_frequent_errno_first(self):
-        self.assertLess(self.text.index("EINVAL"), self.text.index("ENODEV"))
+        self.assertLess(self.text.index("`EINVAL` (Invalid"), self.text.index("`ENODEV` (No"))
+
+    def test_each_file_has_an_anchor_the_summary_links(self):
+        self.assertEqual(errnos.file_anchor("events/kmem/kmalloc/trigger"),
+                         "file-events-kmem-kmalloc-trigger")
+        self.assertIn("[[file-set-ftrace-filter]]\n=== set_ftrace_filter", self.text)
+        self.assertIn("<<file-set-ftrace-filter,`set_ftrace_filter`>>", self.text)
 
     def test_a_bar_in_a_value_stays_in_its_cell(self):
         self.assertEqual(errnos._cell("a||b"), "`+a\\|\\|b+`")
