@@ -205,16 +205,13 @@ def record_debug(log):
 def record_errnos(log):
     with open(log, errors="replace") as f:
         run = conformance.parse_guest(f.read().splitlines())
-    with open(conformance.CORPUS, encoding="utf-8") as f:
-        text = f.read()
-    corpus = conformance.parse_corpus(text)
-    missing = [c.id for c in corpus if c.id not in run.cases]
+    missing = [c.id for c in conformance.load_corpus() if c.id not in run.cases]
     if missing:
         print(f"{log}: no output for {len(missing)} case(s) of the corpus, "
               f"{missing[0]} first: not a whole run")
         return 1
     with open(errnos.PAGE, "w", encoding="utf-8") as f:
-        f.write(errnos.page(corpus, text, run))
+        f.write(errnos.page_of_run(run))
     print(f"wrote {os.path.relpath(errnos.PAGE)}")
     return 0
 

@@ -231,7 +231,7 @@ def outputs(directory):
     """The files a reader opens first."""
     return [os.path.join(directory, f) for f in
             ("index.html", "ftrace.html", "events.html", "internals.html",
-             "quickref.html", "errnos.html", "ftrace.txt", "events.txt", "quickref.txt")]
+             "quickref.html", "files.html", "errnos.html", "ftrace.txt", "events.txt", "quickref.txt")]
 
 
 def broken_links(directory):
@@ -255,47 +255,20 @@ def broken_links(directory):
 # backtick (asciidoctor leaves one where it did not see monospace: an
 # `x` glued to a letter or an underscore).
 _LEFTOVER = re.compile(r"ifeval::|ifdef::|ifndef::|endif::|`")
-_CONDITION = re.compile(r"^(ifeval|ifdef|ifndef)::(\S*)\[(.*)\]\s*$")
-_MONOSPACE = re.compile(r"`([^`]+)`")
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*_[A-Za-z0-9_]*|[A-Z][A-Z0-9]{3,}")
-
-
-def _condition_holds(kind, name, expr, checkpoint):
-    """One AsciiDoc conditional of the chapters, in the default edition
-    (answers shown) of checkpoint's view."""
-    if kind == "ifeval":
-        m = re.match(r"\{checkpoint\}\s*(>=|<=|==|<|>|!=)\s*(\d+)$", expr.strip())
-        if not m:
-            return True
-        op, n = m.group(1), int(m.group(2))
-        return {">=": checkpoint >= n, "<=": checkpoint <= n, "==": checkpoint == n,
-                "<": checkpoint < n, ">": checkpoint > n, "!=": checkpoint != n}[op]
-    defined = name != STUDENT_EDITION
-    return defined if kind == "ifdef" else not defined
 
 
 def cited_identifiers(adoc, checkpoint):
     """The identifiers the source cites in `monospace` outside listings,
     in the lines checkpoint's view shows, with how often: names with an
     underscore (set_ftrace_filter, trace_clock_jiffies) and capitals
-    (EINVAL)."""
-    shown, found, listing = [True], {}, False
-    for line in adoc.splitlines():
-        if line.startswith(("----", "....")):
-            listing = not listing
-            continue
-        m = _CONDITION.match(line)
-        if m:
-            shown.append(shown[-1] and _condition_holds(*m.groups(), checkpoint))
-            continue
-        if line.startswith("endif::"):
-            if len(shown) > 1:
-                shown.pop()
-            continue
-        if listing or not shown[-1] or line.startswith(("//", "include::", ":")):
-            continue
-        for span in _MONOSPACE.findall(line):
-            for name in _IDENTIFIER.findall(span):
+    (EINVAL). The spans and their checkpoints are the name check's
+    (namecheck.adoc_lines)."""
+    from . import namecheck
+    found = {}
+    for _n, spans, lo, hi in namecheck.adoc_lines(adoc, 0, series.last_checkpoint()):
+        if lo <= checkpoint <= hi:
+            for name in _IDENTIFIER.findall(spans):
                 found[name] = found.get(name, 0) + 1
     return found
 

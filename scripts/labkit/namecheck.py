@@ -139,6 +139,10 @@ def names_in(text):
 # --- the texts --------------------------------------------------------------
 
 _IFEVAL = re.compile(r"^ifeval::\[\{checkpoint\}\s*(>=|<|==|>|<=)\s*(\d+)\]")
+# Any other block conditional (ifndef::student-edition[] around an
+# answer): it leaves the checkpoints as they are, and its endif:: closes
+# it, not the ifeval around it.
+_OTHER_IF = re.compile(r"^if(n?def|eval)::.*\[\]$")
 
 
 def _narrow(lo, hi, op, n):
@@ -171,6 +175,9 @@ def adoc_lines(text, lo, hi):
         m = _IFEVAL.match(stripped)
         if m:
             stack.append(_narrow(*stack[-1], m.group(1), int(m.group(2))))
+            continue
+        if _OTHER_IF.match(stripped):
+            stack.append(stack[-1])
             continue
         if stripped.startswith("endif::"):
             if len(stack) > 1:

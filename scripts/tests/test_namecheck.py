@@ -140,3 +140,19 @@ class Lookup(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class OtherConditionals(unittest.TestCase):
+    def test_an_answer_block_inside_ifeval_keeps_its_range(self):
+        # the endif of ifndef::student-edition[] closes it, not the ifeval
+        text = "\n".join(["ifeval::[{checkpoint} >= 3]",
+                          "ifndef::student-edition[]",
+                          "`inside_answer()`",
+                          "endif::[]",
+                          "`after_answer()`",
+                          "endif::[]",
+                          "`outside()`"])
+        ranges = {t.strip("`() "): (lo, hi) for _n, t, lo, hi in namecheck.adoc_lines(text, 0, 7)}
+        self.assertEqual(ranges["inside_answer"], (3, 7))
+        self.assertEqual(ranges["after_answer"], (3, 7))
+        self.assertEqual(ranges["outside"], (0, 7))
