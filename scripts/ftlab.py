@@ -52,8 +52,12 @@ options (make variables in brackets):
                       student/cpN instead of the checkpoint (STUDENT=1)
   --todo K            with exercise: holes before K come filled in (TODO=K)
   --force             with distclean: remove work not saved (FORCE=1)
-The switches DEBUG, V, LIST, FULL, STUDENT and FORCE are on with 1 and off
-with 0.
+  --fresh             with check: boot every guest, also those whose kernel,
+                      initramfs and plan are unchanged since their last run
+                      (by default make check grades those runs' logs again)
+                      (FRESH=1)
+The switches DEBUG, V, LIST, FULL, STUDENT, FORCE and FRESH are on with 1
+and off with 0.
 """
 
 import argparse
@@ -101,7 +105,7 @@ def parse_checkpoint(command, text, given=""):
 
 # The make variables that are switches: 1 is on, 0 (or nothing) off.
 SWITCHES = {"debug": "DEBUG", "verbose": "V", "list": "LIST", "full": "FULL",
-            "student": "STUDENT", "force": "FORCE"}
+            "student": "STUDENT", "force": "FORCE", "fresh": "FRESH"}
 
 # Which targets each make variable goes with (the others take any target).
 GOES_WITH = {"kernel": ("KERNEL", NUMBERED + ("robust",)),
@@ -110,6 +114,7 @@ GOES_WITH = {"kernel": ("KERNEL", NUMBERED + ("robust",)),
              "check": ("CHECK", ("lab",)),
              "base": ("BASE", ("rebase",)),
              "full": ("FULL", ("bench", "check")),
+             "fresh": ("FRESH", ("check",)),
              "answers": ("ANSWERS", ("docs",)),
              "force": ("FORCE", ("clean",)),
              "bench_kernels": ("BENCH_KERNELS", ("bench",)),
@@ -380,6 +385,7 @@ def dispatch(argv):
         session.seed = args.seed        # make check SEED=S: replay its hostile-input run
         session.full = args.full        # make check FULL=1: upstream's debug kernel, ftracetest on both
         session.results = args.results  # make check RESULTS=DIR: JUnit XML and JSON there
+        session.reuse_runs = not args.fresh  # make check FRESH=1: boot every guest again
         return check.run(session)
     if args.command == "rebase":
         return rebase.rebase(session, args.base)

@@ -361,6 +361,27 @@ def gdb_helpers_selftest(session, k, tally):
     ui.block(evidence)
 
 
+def cpu_times():
+    """(busy, all) jiffies of the machine's cores so far, from /proc/stat;
+    None where there is no /proc/stat."""
+    try:
+        with open("/proc/stat") as f:
+            fields = [int(x) for x in f.readline().split()[1:]]
+    except (OSError, ValueError):
+        return None
+    idle = fields[3] + (fields[4] if len(fields) > 4 else 0)     # idle, iowait
+    total = sum(fields[:8])     # guest time is counted in user time already
+    return total - idle, total
+
+
+def busy_share(start, end):
+    """The share of the cores' time spent working between two cpu_times()
+    readings, in percent; None if either is missing."""
+    if not start or not end or end[1] <= start[1]:
+        return None
+    return round(100 * (end[0] - start[0]) / (end[1] - start[1]))
+
+
 class Parts:
     """How long each part of make check took, printed at its end. The
     tally's verdicts are grouped by the part that recorded them."""
@@ -368,6 +389,7 @@ class Parts:
     def __init__(self, tally=None):
         self.times = []
         self.tally = tally
+        self.cpu = cpu_times()
 
     def time(self, name, fn, *args, **kwargs):
         if self.tally is not None:
@@ -382,6 +404,11 @@ class Parts:
         width = max((len(name) for name, _s in self.times), default=0)
         for name, seconds in self.times:
             print(f"  {name:<{width}}  {seconds:6.0f} s")
+        busy = busy_share(self.cpu, cpu_times())
+        if busy is not None:
+            # near 100: only less work makes the run shorter; well below:
+            # some part waited for another with cores left idle
+            print(f"the machine's {os.cpu_count()} cores were busy {busy}% of that time")
         runs = timing.longest_runs(logs, since=since) if logs else []
         if runs:
             print("the longest guest runs (build/logs/NAME.times says where each spent it):")
@@ -451,4 +478,7 @@ def run(session):
                    exercises)
     parts.time("debug kernels and robustness (the rest)", debug_part.finish, tally)
     parts.report(timer, session.logs, started)
+    if qemu.Reuse.count:
+        print(f"{qemu.Reuse.count} guest run(s) graded from their last logs: their kernel, "
+              "initramfs and plan had not changed (FRESH=1 boots them all)")
     return tally.close(getattr(session, "results", None), "make check")

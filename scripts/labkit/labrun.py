@@ -25,6 +25,10 @@ class Session:
         self.extra_files = {}
         # what prepare() requires: deps.needed() of the target
         self.packages = deps.PACKAGES
+        # make check: a guest run whose kernel, initramfs and plan have
+        # not changed since it last went to its end is graded again from
+        # its log, not booted (qemu.Reuse); FRESH=1 boots everything
+        self.reuse_runs = False
 
     def prepare(self):
         deps.check_machine()
@@ -107,15 +111,23 @@ class Session:
         """Boot kernel k with a plan (list of items); returns (qemu.Run, report)."""
         log = os.path.join(self.logs, f"{tag}.log")
         ui.step(f"booting {k.label} in QEMU: {', '.join(plan)} (console: {os.path.relpath(log)})")
-        run = qemu.boot(k, self.initrd(), plan, log, self.timeout_for(plan, k))
+        run = qemu.boot(k, self.initrd(), plan, log, self.timeout_for(plan, k),
+                        self.reuse_runs)
         return run, protocol.parse(run.lines)
+
+
+def run_words(run):
+    """How long a run took, and when it ran if qemu.Reuse kept it."""
+    if getattr(run, "reused", None):
+        return f"({run.seconds:.0f} s, run {run.reused}, reused: nothing it depends on changed)"
+    return f"({run.seconds:.0f} s)"
 
 
 def grade_boot(run, tally, label):
     """The boot itself: it must end cleanly, or nothing else can be trusted.
     One verdict, pass or fail."""
     if tally.record(run.ok, f"{label}: guest run to its end, no splat",
-                    f"({run.seconds:.0f} s)" if run.ok else run.status):
+                    run_words(run) if run.ok else run.status):
         return True
     ui.block(run.explain())
     return False

@@ -7,9 +7,12 @@ included, deciding how the run ended: finished, timed out, crashed (panic,
 oops, BUG, WARN), finished with a problem report in its kernel log or an
 error of its own ("@@ftlab error"), stopped (gdb ended), or QEMU gave up."""
 
+import hashlib
+import json
 import os
 import queue
 import re
+import shutil
 import subprocess
 import threading
 import time
@@ -190,6 +193,7 @@ class Run:
         self.log = log
         self.seconds = seconds
         self.problem = problem or []
+        self.reused = None      # when the run was made, if Reuse kept it
 
     @property
     def ok(self):
@@ -364,11 +368,96 @@ class Guest:
                 pass
 
 
-def run(cmd, log, timeout):
-    """Run a QEMU command line to its end, the log going to 'log'."""
-    return Guest(cmd, log).watch(timeout)
+def run(cmd, log, timeout, reuse=False):
+    """Run a QEMU command line to its end, the log going to 'log'. With
+    reuse (make check, unless FRESH=1), a run that went to its end with
+    this very command line, kernel and initramfs is not run again: its log
+    is graded again instead (Reuse)."""
+    reused = Reuse(cmd, log).load() if reuse else None
+    if reused is not None:
+        return reused
+    r = Guest(cmd, log).watch(timeout)
+    if reuse:
+        Reuse(cmd, log).store(r)
+    return r
 
 
-def boot(k, initrd, plan, log, timeout):
+def boot(k, initrd, plan, log, timeout, reuse=False):
     """Boot kernel k (a kbuild.Kernel) with a plan; returns a Run."""
-    return run(guest_command(k, initrd, plan), log, timeout)
+    return run(guest_command(k, initrd, plan), log, timeout, reuse)
+
+
+class Reuse:
+    """A guest run's result kept for the next make check, as a build keeps
+    an object file: what the run depends on is its QEMU command line, with
+    each file it names (QEMU itself, the bzImage, the initramfs) taken by
+    the SHA-256 of its content. When a run with the same key went to its
+    end ("done") and its log is as it was written, the next make check
+    grades that log again instead of booting: a warm make check boots only
+    what changed. A run that failed is never kept, so it always runs again.
+    The key sits beside the log, in build/logs/NAME.reuse."""
+
+    _digests = {}               # (path, size, mtime) -> hex digest
+    _lock = threading.Lock()
+    count = 0                   # runs reused in this process
+
+    def __init__(self, cmd, log):
+        self.cmd, self.log = cmd, log
+        self.path = os.path.splitext(log)[0] + ".reuse"
+
+    @classmethod
+    def file_digest(cls, path):
+        st = os.stat(path)
+        with cls._lock:
+            known = cls._digests.get((path, st.st_size, st.st_mtime_ns))
+        if known:
+            return known
+        h = hashlib.sha256()
+        with open(path, "rb") as f:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                h.update(block)
+        with cls._lock:
+            cls._digests[(path, st.st_size, st.st_mtime_ns)] = h.hexdigest()
+        return h.hexdigest()
+
+    def key(self):
+        h = hashlib.sha256()
+        for i, arg in enumerate(self.cmd):
+            path = (shutil.which(arg) or arg) if i == 0 else arg
+            if os.path.isfile(path):
+                h.update(b"file " + self.file_digest(path).encode())
+            else:
+                h.update(b"arg " + arg.encode())
+            h.update(b"\0")
+        return h.hexdigest()
+
+    def store(self, r):
+        if os.path.exists(self.path):
+            os.unlink(self.path)
+        if not r.ok:
+            return
+        record = {"key": self.key(), "log": self.file_digest(self.log),
+                  "seconds": round(r.seconds, 1), "when": time.strftime("%Y-%m-%d %H:%M")}
+        with open(self.path, "w") as f:
+            json.dump(record, f)
+
+    def load(self):
+        """The kept Run, or None when it must run again."""
+        try:
+            with open(self.path) as f:
+                record = json.load(f)
+            if record["key"] != self.key() or record["log"] != self.file_digest(self.log):
+                return None
+            with open(self.log, errors="replace") as f:
+                lines = f.read().splitlines()
+        except (OSError, ValueError, KeyError):
+            return None
+        if DONE_LINE not in (l.strip() for l in lines) or finished_status(lines)[0] != "done":
+            return None
+        r = Run("done", lines, self.log, record["seconds"])
+        r.reused = record["when"]
+        with Reuse._lock:
+            Reuse.count += 1
+        ui.step(f"reusing {os.path.relpath(self.log)} (run {record['when']}): "
+                "the same kernel, initramfs and plan; FRESH=1 boots it again")
+        return r

@@ -59,7 +59,8 @@ def boot(session, k, plan, tag, extra=None, timeout=None):
             f"(console: {os.path.relpath(log)})")
     limit = session.timeout_for(plan, k) if timeout is None else \
         timeout * (qemu.DEBUG_SLOWDOWN if k.debug else 1)
-    return qemu.boot(k, initrd, plan, log, session.timeout or limit)
+    return qemu.boot(k, initrd, plan, log, session.timeout or limit,
+                     getattr(session, "reuse_runs", False))
 
 
 def run_hostile(session, k, seed, count=HOSTILE_WRITES, tag=None):

@@ -188,11 +188,13 @@ class StudentOptions(unittest.TestCase):
 
 
 class Switches(MakeDry):
-    """DEBUG, V, LIST and FULL: 1 is on, 0 is off, anything else an error
-    that names the variable; the harness reads the value make was given."""
+    """DEBUG, V, LIST, FULL and FRESH: 1 is on, 0 is off, anything else an
+    error that names the variable; the harness reads the value make was
+    given."""
 
-    WITH = {"DEBUG": "lab", "V": "lab", "LIST": "lab", "FULL": "bench"}
-    DEST = {"DEBUG": "debug", "V": "verbose", "LIST": "list", "FULL": "full"}
+    WITH = {"DEBUG": "lab", "V": "lab", "LIST": "lab", "FULL": "bench", "FRESH": "check"}
+    DEST = {"DEBUG": "debug", "V": "verbose", "LIST": "list", "FULL": "full",
+            "FRESH": "fresh"}
 
     def test_one_is_on_and_zero_is_off(self):
         for variable, target in self.WITH.items():
@@ -239,6 +241,7 @@ class ConflictingArguments(MakeDry):
 
     def test_a_variable_of_another_target(self):
         self.assertIn("FULL= goes with 'make bench'", self.refused("lab", "1", "FULL=1"))
+        self.assertIn("FRESH= goes with 'make check'", self.refused("lab", "1", "FRESH=1"))
         self.assertIn("SEED= goes with", self.refused("lab", "1", "SEED=3"))
         self.assertIn("KERNEL= goes with", self.refused("list", "KERNEL=1"))
         self.assertIn("make robust N", self.refused("robust", "1", "KERNEL=0"))
@@ -293,6 +296,14 @@ class CheckTimes(unittest.TestCase):
             parts.report("3 s")
         self.assertIn("make check took 3 s:", out.getvalue())
         self.assertRegex(out.getvalue(), r"one part\s+0 s")
+
+    def test_the_cores_busy_share(self):
+        from labkit import check
+        self.assertEqual(check.busy_share((100, 1000), (250, 1200)), 75)
+        self.assertIsNone(check.busy_share(None, (250, 1200)))
+        self.assertIsNone(check.busy_share((100, 1000), (100, 1000)))
+        busy, total = check.cpu_times()
+        self.assertLessEqual(busy, total)
 
 
 class ResultsOption(unittest.TestCase):

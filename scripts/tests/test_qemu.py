@@ -290,3 +290,68 @@ class QuietGuest(unittest.TestCase):
         self.assertEqual(run.status, "done")
         self.assertIn("guest quiet for", out)
         self.assertIn("running lab:06; last step: check-begin 06 count", out)
+
+
+class Reuse(unittest.TestCase):
+    """make check's kept runs (qemu.Reuse): a run that went to its end is
+    graded again from its log when nothing in its command line changed,
+    and runs again otherwise. The stand-in guest counts its boots in a
+    file, and 'names' a file as QEMU names its kernel."""
+
+    def setUp(self):
+        self.dir = tempfile.mkdtemp()
+        self.log = os.path.join(self.dir, "check-cp1.log")
+        self.boots = os.path.join(self.dir, "boots")
+        self.kernel = os.path.join(self.dir, "bzImage")
+        with open(self.kernel, "w") as f:
+            f.write("kernel one")
+
+    def cmd(self, end="@@ftlab done"):
+        script = (f"open({self.boots!r}, 'a').write('x'); print('lab output');"
+                  f"print({end!r})")
+        return fake(script) + ["-kernel", self.kernel]
+
+    def booted(self):
+        with open(self.boots) as f:
+            return len(f.read())
+
+    def test_the_same_run_is_graded_from_its_log(self):
+        first = qemu.run(self.cmd(), self.log, 10, reuse=True)
+        again = qemu.run(self.cmd(), self.log, 10, reuse=True)
+        self.assertEqual(self.booted(), 1)
+        self.assertTrue(again.ok)
+        self.assertIsNone(first.reused)
+        self.assertTrue(again.reused)
+        self.assertIn("lab output", again.lines)
+
+    def test_a_changed_kernel_boots_again(self):
+        qemu.run(self.cmd(), self.log, 10, reuse=True)
+        with open(self.kernel, "w") as f:
+            f.write("kernel two, another size")
+        r = qemu.run(self.cmd(), self.log, 10, reuse=True)
+        self.assertEqual(self.booted(), 2)
+        self.assertIsNone(r.reused)
+
+    def test_another_plan_boots_again(self):
+        qemu.run(self.cmd(), self.log, 10, reuse=True)
+        qemu.run(self.cmd() + ["-append", "ftlab=lab:02"], self.log, 10, reuse=True)
+        self.assertEqual(self.booted(), 2)
+
+    def test_a_failed_run_is_never_kept(self):
+        r = qemu.run(self.cmd(end="half way"), self.log, 10, reuse=True)
+        self.assertFalse(r.ok)
+        qemu.run(self.cmd(end="half way"), self.log, 10, reuse=True)
+        self.assertEqual(self.booted(), 2)
+
+    def test_an_edited_log_boots_again(self):
+        qemu.run(self.cmd(), self.log, 10, reuse=True)
+        with open(self.log, "a") as f:
+            f.write("a line nobody printed\n")
+        r = qemu.run(self.cmd(), self.log, 10, reuse=True)
+        self.assertEqual(self.booted(), 2)
+        self.assertNotIn("a line nobody printed", r.lines)
+
+    def test_without_reuse_every_run_boots(self):
+        qemu.run(self.cmd(), self.log, 10, reuse=True)
+        qemu.run(self.cmd(), self.log, 10)
+        self.assertEqual(self.booted(), 2)
