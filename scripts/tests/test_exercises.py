@@ -92,6 +92,19 @@ class Exercises(unittest.TestCase):
                     for check in hole.checks:
                         self.assertIn(f"`{check}`", text)
 
+    def test_the_handout_table_lists_what_each_hole_needs(self):
+        # the "checks it needs" column is the hole's "checks:" line, which
+        # scripts/prove-holes.py --write finds by running the lab
+        for cp, hole_list in exercises():
+            text = read(os.path.join(cp.lab_dir, "exercise.adoc"))
+            for hole in hole_list:
+                with self.subTest(hole=hole.where):
+                    row = re.search(rf"^\|{cp.number}\.{hole.number} \|.*\|([^|]*)$", text,
+                                    re.MULTILINE)
+                    self.assertIsNotNone(row, "a row of the table for each hole")
+                    cells = [c.strip().strip("`") for c in row.group(1).split(",")]
+                    self.assertEqual(cells, list(hole.checks))
+
 
 if __name__ == "__main__":
     unittest.main()
