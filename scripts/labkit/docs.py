@@ -36,6 +36,7 @@ build/docs-student/) and "make docs ANSWERS=1" shows them all open (the
 instructor's key, in build/docs-key/).
 """
 
+import concurrent.futures
 import csv
 import glob
 import io
@@ -43,7 +44,7 @@ import os
 import re
 import subprocess
 
-from . import series, ui
+from . import interrupt, series, ui
 
 DOC = os.path.join(series.ROOT, "doc")
 DIAGRAMS = os.path.join(DOC, "diagrams")
@@ -89,6 +90,10 @@ def open_answers(directory):
 
 
 def _run(cmd, messages, **kw):
+    # make check builds the docs on threads of their own: after Ctrl-C
+    # they start nothing more
+    if interrupt.requested():
+        raise interrupt.Interrupted()
     r = subprocess.run(cmd, capture_output=True, text=True, **kw)
     out = r.stderr.strip()
     if out:
@@ -291,10 +296,30 @@ def text_problems(adoc, text, checkpoint):
     return problems
 
 
-def check(tally, build_dir=None):
-    ui.step("building the docs (asciidoctor, dot, pandoc)")
+def build_views(build_dir=None):
+    """Every view make check grades, built and link-checked: the whole
+    series' (None) and each checkpoint's. The views are independent, so
+    they build side by side, one per core. Returns {view: (ok, messages,
+    broken links)}."""
+    views = [None] + [cp.number for cp in series.checkpoints()]
+
+    def one(view):
+        where = out_dir(view, build_dir)
+        ok, messages = build(where, view)
+        return ok, messages, broken_links(where)
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
+        return dict(zip(views, pool.map(one, views)))
+
+
+def check(tally, build_dir=None, built=None):
+    """The docs' verdicts. built: what build_views() returned, when make
+    check started it earlier beside other work; else it is built now."""
+    if built is None:
+        ui.step("building the docs (asciidoctor, dot, pandoc)")
+        built = build_views(build_dir)
     full = out_dir(build_dir=build_dir)
-    ok, messages = build(full)
+    ok, messages, broken = built[None]
     tally.record(ok, "docs build without warnings")
     ui.block(messages[:10])
     with open(os.path.join(full, "index.html"), encoding="utf-8") as f:
@@ -319,17 +344,13 @@ def check(tally, build_dir=None):
         tally.record(bool(text) and not problems,
                      f"docs: {name}.txt keeps every identifier whole and no markup")
         ui.block(problems[:10])
-    broken = broken_links(full)
     tally.record(not broken, "docs: no broken link in the whole series' view (linkchecker)")
     ui.block(broken[:10])
     # Every checkpoint's view builds, and links only to pages it has.
     for cp in series.checkpoints():
-        view = out_dir(cp.number, build_dir)
-        ok, messages = build(view, cp.number)
+        ok, messages, broken = built[cp.number]
         tally.record(ok, f"docs: checkpoint {cp.number}'s view builds without warnings")
         ui.block(messages[:10])
-        broken = broken_links(view)
         tally.record(not broken, f"docs: no broken link in checkpoint {cp.number}'s view "
                      "(linkchecker)")
         ui.block(broken[:10])
-
