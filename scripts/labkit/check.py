@@ -435,6 +435,7 @@ def run(session):
     parts.time("tree and packages", session.prepare)
     parts.time("harness self-tests", self_tests, tally)
     parts.time("pyflakes", pyflakes, tally)
+    qemu.Reuse.count = 0        # the self-tests' stand-in guests are not make check's runs
     # Every guest takes a lane, two at once (one per core), one while a
     # build or a gdb run goes on beside; the debug part (debug.py) builds
     # its kernels in a checkout of their own and queues their guests too.
