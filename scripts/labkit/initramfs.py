@@ -74,6 +74,18 @@ def gen_init_cpio(build_dir):
     return kept
 
 
+def generated(path, data):
+    """Write a file the harness generates for the archive (text or bytes),
+    dated 0 as gen_init_cpio -t 0 dates directories: gen_init_cpio keeps a
+    file's own date, so a file written anew on every run would make every
+    archive new, and make check would boot again what it could reuse
+    (qemu.Reuse keys on the archive's content)."""
+    with open(path, "wb" if isinstance(data, bytes) else "w") as f:
+        f.write(data)
+    os.utime(path, (0, 0))
+    return path
+
+
 def write(entries, out, tool):
     """Write the cpio archive of 'entries' (a CpioList) to 'out' with tool
     (gen_init_cpio), timestamps 0 so that the same input gives the same
@@ -115,9 +127,8 @@ def build(build_dir, tree_path, extra_files=None):
     out = os.path.join(build_dir, "initramfs.cpio")
     src = os.path.join(build_dir, "initramfs-src")
     selftests = ftrace_selftests(tree_path, src)
-    tests = os.path.join(src, "ftracetest.list")
-    with open(tests, "w") as f:
-        f.write("\n".join(ftmatrix.load().tests()) + "\n")
+    tests = generated(os.path.join(src, "ftracetest.list"),
+                      "\n".join(ftmatrix.load().tests()) + "\n")
     cpio = CpioList()
     for d in ("bin", "sbin", "usr", "usr/bin", "proc", "sys", "dev", "tmp", "root", "lab"):
         cpio.directory(d)
@@ -150,6 +161,5 @@ def doc_examples(dest):
         assert name.startswith(prefix), name
         path = os.path.join(dest, name[len(prefix):])
         os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(path, "w") as f:
-            f.write(text)
+        generated(path, text)
     return dest

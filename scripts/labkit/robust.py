@@ -35,9 +35,7 @@ def initrd_with(session, name, extra):
     for path, data in sorted(extra.items()):
         host = data
         if isinstance(data, bytes):
-            host = os.path.join(data_dir, os.path.basename(path))
-            with open(host, "wb") as f:
-                f.write(data)
+            host = initramfs.generated(os.path.join(data_dir, os.path.basename(path)), data)
         entries.file(path, host)
     out = os.path.join(session.build_dir, "robust", f"{name}.cpio")
     tail = initramfs.write(entries, out + ".tail",

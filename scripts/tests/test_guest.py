@@ -4,6 +4,7 @@ helpers run under the same busybox sh the guest uses."""
 import os
 import subprocess
 import tempfile
+import time
 import unittest
 
 from labkit import initramfs, series
@@ -67,6 +68,21 @@ class Cpio(unittest.TestCase):
         again = initramfs.write(c, os.path.join(d, "y.cpio"), tool)
         with open(path, "rb") as a, open(again, "rb") as b:
             self.assertEqual(a.read(), b.read())
+
+    def test_a_generated_file_written_again_gives_the_same_archive(self):
+        # gen_init_cpio keeps a file's date: files the harness writes on
+        # every run are dated 0, or no guest run could ever be reused
+        tool = self.tool()
+        d = tempfile.mkdtemp()
+        archives = []
+        for n in range(2):
+            listed = initramfs.generated(os.path.join(d, "ftracetest.list"), "basic1.tc\n")
+            c = initramfs.CpioList()
+            c.file("lab/ftracetest.list", listed)
+            with open(initramfs.write(c, os.path.join(d, f"{n}.cpio"), tool), "rb") as f:
+                archives.append(f.read())
+            time.sleep(1.1)     # a file written a second later has another date
+        self.assertEqual(archives[0], archives[1])
 
 
 class GuestLibrary(unittest.TestCase):
