@@ -2,8 +2,10 @@
 """Maintainers: find, by running them, the feature checks of lab N that
 each hole of exercise N makes fail. For each hole K, checkpoint N with
 hole K alone left out (exercise.make_isolated, branch
-skeleton/cpN-only-K) is built and booted with lab N; the feature checks
-that do not print lab N's 'expected' there are the ones hole K needs: its
+skeleton/cpN-only-K) is built and booted with lab N, as make grade boots
+a learner's kernel (a crash fails the check it hit; the checks it kept
+from running run again in boots of their own); the feature checks that
+do not print lab N's 'expected' there are the ones hole K needs: its
 "checks:" line in exercises/NN-*/holes, shown to the learner in the
 table of the handout's Exercise section.
 
@@ -12,7 +14,7 @@ table of the handout's Exercise section.
 
 It builds in build/ (BUILD_DIR=... for another), one object folder per
 checkpoint (build/obj/isolated-cpN, started from checkpoint N's): each
-hole costs a rebuild of its file and one boot. Exits 1 when a hole's
+hole costs a rebuild of its file and a boot (more after a crash). Exits 1 when a hole's
 checks differ from its "checks:" line (without --write) or a run went
 wrong."""
 
@@ -22,34 +24,33 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from labkit import exercise, grade, holes, labrun, series, tree, ui  # noqa: E402
+from labkit import exercise, grade, holes, labrun, series, studentgrade, tree, ui  # noqa: E402
 from labkit.errors import HarnessError  # noqa: E402
-
-
-def _where(run):
-    """The log to open for a guest run, plain or under gdb."""
-    if hasattr(run, "where"):
-        return run.where()
-    return f"{run.status}; console: {os.path.relpath(run.log)}"
 
 
 def failing_checks(session, number, k):
     """The feature checks of lab N that fail on checkpoint N without hole
-    k, or (None, why) when the guest run went wrong before the lab's end."""
+    k, run as make grade runs them (a crash fails the check it hit, and
+    the checks it kept from running run again in boots of their own), or
+    (None, why) when some check never ran."""
     cp = series.lookup(number)
     with tree.lock(session.build_dir):
         exercise.make_isolated(session.tree, number, k)
     kern = session.kernel(number, flavour="isolated", branch=exercise.isolated_ref(number, k))
-    ok, report, run = exercise.boot_lab(session, kern, cp, name=f"isolated-cp{number}-hole{k}")
-    lab = report.labs.get(f"{number:02d}")
-    if lab is None or not lab.finished:
-        return None, f"lab {number:02d} did not reach its end: {_where(run)}"
+    ran, _gdb = studentgrade.run_labs(session, kern, number, [cp],
+                                      f"isolated-cp{number}-hole{k}")
+    feature = [c.id for c in cp.checks() if c.kind == "check"]
+    key = f"{number:02d}"
+    never = [ident for ident in feature
+             if (key, ident) not in ran.checks and (key, ident) not in ran.hit]
+    if never:
+        return None, f"checks that never ran: {' '.join(never)} (logs: build/logs/isolated-*)"
     expected = grade.load_expected(cp.lab_dir)
     before = grade.load_expected(cp.lab_dir, grade.BEFORE)
-    feature = [c.id for c in cp.checks() if c.kind == "check"]
-    passed = {c.id for c in lab.checks
-              if grade.grade_check(c, expected, number, number, before).ok}
-    note = "" if ok else f" (the run reported a problem: {_where(run)})"
+    passed = {ident for (lab, ident), c in ran.checks.items()
+              if lab == key and grade.grade_check(c, expected, number, number, before).ok}
+    crashed = sorted(ident for lab, ident in ran.hit if lab == key)
+    note = f" (a crash or hang cut short: {' '.join(crashed)})" if crashed else ""
     return [ident for ident in feature if ident not in passed], note
 
 

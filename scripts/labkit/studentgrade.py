@@ -375,8 +375,16 @@ def run_student(session, k, number, labs):
     per gdb lab, and one for ftracetest and the corpus; after a crash,
     boots for the checks it kept from running, until all ran or a boot
     makes no progress. Returns (Ran, gdb tests)."""
-    ran, gdb_tests = Ran(), []
     tag = f"grade{number:02d}-{k.name}"
+    ran, gdb_tests = run_labs(session, k, number, labs, tag)
+    plain_boot(session, k, list(CORPUS_ITEMS), f"{tag}-corpus", ran)
+    return ran, gdb_tests
+
+
+def run_labs(session, k, number, labs, tag):
+    """The labs' boots of run_student (scripts/prove-holes.py runs them
+    alone): returns (Ran, gdb tests)."""
+    ran, gdb_tests = Ran(), []
     items = [labrun.lab_item(cp.number) for cp in labs if not cp.needs_gdb]
     boots = 0
     while items:
@@ -395,7 +403,6 @@ def run_student(session, k, number, labs):
                                   "script prints", REGRESSION, ok, evidence=evidence))
         for ident in ran.missing(cp):
             gdb_boot(session, k, cp, ran, only=ident)
-    plain_boot(session, k, list(CORPUS_ITEMS), f"{tag}-corpus", ran)
     return ran, gdb_tests
 
 
