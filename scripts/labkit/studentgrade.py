@@ -219,7 +219,7 @@ def conformance_tests(ran, corpus, reference, record, number, points):
     already right before N (a regression line); a case is right when it
     reads as on upstream 6.1 (the reference run)."""
     turning = turning_cases(record, number) & {c.id for c in corpus}
-    before = {c.id for c in corpus} - record.get(series.kernel_name(number - 1), set())
+    before = {c.id for c in corpus} - set(record.get(series.kernel_name(number - 1), {}))
     if reference is None:       # nothing is right: every case fails
         differing = {c.id: conformance.Difference(c.id, [], "no run of upstream 6.1 to "
                                                   "compare with") for c in corpus}

@@ -236,7 +236,8 @@ def corpus_run(outputs):
 
 class ConformanceTests(unittest.TestCase):
     CORPUS = conformance.parse_corpus("a - >> x 1\nb - >> x 2\nc - >> x 3\nd - >> x 4\n")
-    RECORD = {"cp2": {"a", "b", "d"}, "cp3": {"d"}}
+    # the shape of conformance.load_expected(): {kernel: {case: first differing line}}
+    RECORD = {"cp2": {"a": "line a", "b": "line b", "d": "line d"}, "cp3": {"d": "line d"}}
     UPSTREAM = {"a": ["A"], "b": ["B"], "c": ["C"], "d": ["D"]}
 
     def graded(self, got):
