@@ -484,6 +484,9 @@ def run(session):
         # with its lab: the feature checks fail as skeleton.before records
         parts.time("exercises: skeletons built and booted", exercise.check, session, tally,
                    exercises)
+        if 3 in exercises:
+            parts.time("exercises: make grade 3 on the reference", exercise.grade_reference,
+                       session, tally, 3)
     parts.time("debug kernels and robustness (the rest)", debug_part.finish, tally)
     parts.report(timer, session.logs, started)
     if qemu.Reuse.count:

@@ -415,6 +415,31 @@ def check_one(session, tally, number):
         gdb_helpers_on_skeleton(session, tally, k)
 
 
+def grade_reference(session, tally, number):
+    """make grade N end to end, on checkpoint N's own code with the
+    reference's diff against the skeleton as the learner's work (what a
+    learner who fills every hole as the series does would save): it must
+    score full marks, checkpatch included (make check FULL=1)."""
+    import json
+    from . import studentgrade
+    cp = series.lookup(number)
+    tree = session.tree
+    skeleton = make_skeleton(tree, number)
+    files = list(holes.by_file(holes.load(cp)))
+    diff = tree.git("diff", skeleton, tree.prepare_branch(number), "--", *files) + "\n"
+    out = os.path.join(session.build_dir, "results", f"grade-reference-{number:02d}")
+    os.makedirs(out, exist_ok=True)
+    patch = os.path.join(out, f"{number:02d}.patch")
+    with open(patch, "w", encoding="utf-8") as f:
+        f.write(patch_header(number, 1) + diff)
+    rc = studentgrade.grade(session, number, None, out, patch)
+    with open(os.path.join(out, "score.json"), encoding="utf-8") as f:
+        score = json.load(f)
+    tally.record(rc == 0 and score["score"] == score["possible"],
+                 f"make grade {number} on checkpoint {number}'s own code: full marks",
+                 f"({score['score']}/{score['possible']}; {os.path.relpath(out)}/score.json)")
+
+
 def gdb_helpers_on_skeleton(session, tally, k):
     """The ft- helpers on the last exercise's skeleton print what they
     print on its checkpoint: the holes leave every structure the helpers
