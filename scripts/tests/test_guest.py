@@ -85,6 +85,17 @@ class Cpio(unittest.TestCase):
         self.assertEqual(archives[0], archives[1])
 
 
+class WhatTheGuestGets(unittest.TestCase):
+    def test_scripts_and_the_corpus_not_the_handouts(self):
+        # a handout or an expected output edited must not change the
+        # archive: make check would boot every guest again
+        for name in ("lab.sh", "run.sh", "hostile.sh", "corpus"):
+            self.assertTrue(initramfs.guest_reads(name), name)
+        for name in ("README.adoc", "exercise.adoc", "expected", "before", "lab.gdb",
+                     "gdb.expected", "expected-differences", "ftracetest.matrix"):
+            self.assertFalse(initramfs.guest_reads(name), name)
+
+
 class GuestLibrary(unittest.TestCase):
     def test_removal_of_listed_entries(self):
         cases = {
