@@ -27,7 +27,9 @@ targets:
   solution N the reference's diff against your exercise N
   robust [N] the robustness tests (hostile input, permissions, two CPUs,
              module lifetime) on checkpoint N (default: the last) and
-             upstream; with DEBUG=1 on their debug variants
+             upstream; with DEBUG=1 on their debug variants; with FAULTS=1
+             only the fault-injection sweep, every write, on the debug
+             variants
 
 options (make variables in brackets):
   --kernel upstream   run on unmodified 6.1 instead (KERNEL=upstream)
@@ -52,12 +54,14 @@ options (make variables in brackets):
                       student/cpN instead of the checkpoint (STUDENT=1)
   --todo K            with exercise: holes before K come filled in (TODO=K)
   --force             with distclean: remove work not saved (FORCE=1)
+  --faults            with robust: every registering write failed at each of
+                      its allocations in turn, on the debug kernels (FAULTS=1)
   --fresh             with check: boot every guest, also those whose kernel,
                       initramfs and plan are unchanged since their last run
                       (by default make check grades those runs' logs again)
                       (FRESH=1)
-The switches DEBUG, V, LIST, FULL, STUDENT, FORCE and FRESH are on with 1
-and off with 0.
+The switches DEBUG, V, LIST, FULL, STUDENT, FORCE, FRESH and FAULTS are on
+with 1 and off with 0.
 """
 
 import argparse
@@ -105,7 +109,7 @@ def parse_checkpoint(command, text, given=""):
 
 # The make variables that are switches: 1 is on, 0 (or nothing) off.
 SWITCHES = {"debug": "DEBUG", "verbose": "V", "list": "LIST", "full": "FULL",
-            "student": "STUDENT", "force": "FORCE", "fresh": "FRESH"}
+            "student": "STUDENT", "force": "FORCE", "fresh": "FRESH", "faults": "FAULTS"}
 
 # Which targets each make variable goes with (the others take any target).
 GOES_WITH = {"kernel": ("KERNEL", NUMBERED + ("robust",)),
@@ -115,6 +119,7 @@ GOES_WITH = {"kernel": ("KERNEL", NUMBERED + ("robust",)),
              "base": ("BASE", ("rebase",)),
              "full": ("FULL", ("bench", "check")),
              "fresh": ("FRESH", ("check",)),
+             "faults": ("FAULTS", ("robust",)),
              "answers": ("ANSWERS", ("docs",)),
              "force": ("FORCE", ("clean",)),
              "bench_kernels": ("BENCH_KERNELS", ("bench",)),
@@ -401,6 +406,8 @@ def dispatch(argv):
     if args.command == "robust":
         from labkit import robust
         session.prepare()
+        if args.faults:
+            return robust.run_faults_all(session, target_kernel(args)).close()
         return robust.run_all(session, target_kernel(args), args.debug, args.seed).close()
     return cmd_numbered(args, session)
 

@@ -99,7 +99,7 @@ class DebugPart:
         robust.announce(self.seed, count, k.label)
         self.runs[k.name] = (k, robust.start_kernel(
             self.session, k, self.seed, count, self.lanes,
-            stress=k.debug and k.kernel == self.last))
+            stress=k.debug and k.kernel == self.last, all_faults=self.full))
 
     def hostile_writes(self, k):
         """All of them on plain kernels, whose runs are compared; fewer on

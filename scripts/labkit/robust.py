@@ -13,7 +13,7 @@ import shutil
 import threading
 import time
 
-from . import hostile, initramfs, interrupt, qemu, ui
+from . import faults, hostile, initramfs, interrupt, qemu, ui
 
 # Guests run at once (robust.lanes): one per core of a 2-core machine.
 GUEST_LANES = 2
@@ -315,6 +315,51 @@ def run_module(session, k):
     return run, parse_module(run.lines)
 
 
+# --- fault injection ---------------------------------------------------------------
+
+def run_faults(session, k, full=False):
+    """The fault-injection sweep (faults.py) of every write, or of the
+    light list; returns (writes, qemu.Run, faults.Result)."""
+    modules = k.modules()
+    ws = faults.writes(full, modules=bool(modules))
+    extra = dict(modules)
+    extra["lab/robust/faults.list"] = faults.encode(ws).encode()
+    run = boot(session, k, ["robust:faults"], f"faults{'-all' if full else ''}-{k.name}",
+               extra, timeout=3600 if full else 600)
+    return ws, run, faults.parse(run.lines)
+
+
+def grade_faults_all(kernels, runs, tally):
+    """faults.grade for each kernel that ran the sweep, each after
+    upstream's run (its reference)."""
+    ref = None
+    for k, r in zip(kernels, runs):
+        if "faults" not in r:
+            continue
+        ws, run, res = r["faults"].result()
+        faults.grade(run, res, ws, k, tally, reference=ref)
+        if k.kernel == "upstream" and res.finished:
+            ref = ("upstream", res)
+
+
+def run_faults_all(session, kernel, tally=None):
+    """make robust [N] FAULTS=1: the whole sweep on the debug kernels of
+    'kernel' and upstream 6.1, compared."""
+    from . import series
+    tally = tally or ui.Tally()
+    timer = ui.Timer()
+    kernels = build_kernels(session, kernel, True, tally)
+    if kernels is None:
+        return tally
+    session.initrd()
+    ui.step("fault injection: every registering write, failed at each of its allocations")
+    with Lanes() as pool:
+        runs = [{"faults": pool.submit(run_faults, session, k, True)} for k in kernels]
+        grade_faults_all(kernels, runs, tally)
+    print(f"\nfault injection on {series.kernel_name(kernel)} (debug) took {timer}")
+    return tally
+
+
 # --- all of them ---------------------------------------------------------------
 
 # make check's seed: fixed, so that CI is reproducible (a run of both debug
@@ -415,13 +460,16 @@ class Lanes:
         interrupt.unregister(self._on_interrupt)
 
 
-def start_kernel(session, k, seed, count, pool, stress=False):
+def start_kernel(session, k, seed, count, pool, stress=False, all_faults=False):
     """Submit the robustness tests of one kernel to the pool (Lanes),
     longest first; returns {test: Future}. The stress test runs on the
-    kernel under test only; the module test needs a debug kernel."""
+    kernel under test only; the module test and the fault-injection sweep
+    (every write, or the light list) need a debug kernel."""
     runs = {"hostile": pool.submit(run_hostile, session, k, seed, count)}
     if stress:
         runs["stress"] = pool.submit(run_stress, session, k)
+    if k.debug:
+        runs["faults"] = pool.submit(run_faults, session, k, all_faults)
     runs["perms"] = pool.submit(run_perms, session, k)
     if k.debug:
         runs["modules"] = pool.submit(run_module, session, k)
@@ -455,6 +503,7 @@ def grade_all(kernels, runs, tally):
         if "stress" in r:
             run, result = r["stress"].result()
             grade_stress(run, result, k, tally, k.smp)
+    grade_faults_all(kernels, runs, tally)
     ref = None
     for k, r in zip(kernels, runs):
         if "modules" not in r:

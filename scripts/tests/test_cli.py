@@ -188,13 +188,14 @@ class StudentOptions(unittest.TestCase):
 
 
 class Switches(MakeDry):
-    """DEBUG, V, LIST, FULL and FRESH: 1 is on, 0 is off, anything else an
+    """DEBUG, V, LIST, FULL, FRESH and FAULTS: 1 is on, 0 is off, anything else an
     error that names the variable; the harness reads the value make was
     given."""
 
-    WITH = {"DEBUG": "lab", "V": "lab", "LIST": "lab", "FULL": "bench", "FRESH": "check"}
+    WITH = {"DEBUG": "lab", "V": "lab", "LIST": "lab", "FULL": "bench", "FRESH": "check",
+            "FAULTS": "robust"}
     DEST = {"DEBUG": "debug", "V": "verbose", "LIST": "list", "FULL": "full",
-            "FRESH": "fresh"}
+            "FRESH": "fresh", "FAULTS": "faults"}
 
     def test_one_is_on_and_zero_is_off(self):
         for variable, target in self.WITH.items():
@@ -242,6 +243,7 @@ class ConflictingArguments(MakeDry):
     def test_a_variable_of_another_target(self):
         self.assertIn("FULL= goes with 'make bench'", self.refused("lab", "1", "FULL=1"))
         self.assertIn("FRESH= goes with 'make check'", self.refused("lab", "1", "FRESH=1"))
+        self.assertIn("FAULTS= goes with 'make robust'", self.refused("check", "FAULTS=1"))
         self.assertIn("SEED= goes with", self.refused("lab", "1", "SEED=3"))
         self.assertIn("KERNEL= goes with", self.refused("list", "KERNEL=1"))
         self.assertIn("make robust N", self.refused("robust", "1", "KERNEL=0"))

@@ -511,7 +511,8 @@ class Start(unittest.TestCase):
         up, cp7 = self.Kernel("upstream-debug", True), self.Kernel("cp7-debug", True)
         runs = robust.start_all(None, [up, cp7], 1, 10, pool)
         self.assertEqual([sorted(r) for r in runs],
-                         [["hostile", "modules", "perms"], ["hostile", "modules", "perms", "stress"]])
+                         [["faults", "hostile", "modules", "perms"],
+                          ["faults", "hostile", "modules", "perms", "stress"]])
         self.assertEqual(pool.queued[0], ("run_hostile", "upstream-debug"))
 
     def test_plain_kernels_have_no_module_test(self):
@@ -544,8 +545,8 @@ class DebugPartOrder(unittest.TestCase):
 
         started, graded = [], []
 
-        def start_kernel(session, k, seed, count, pool, stress=False):
-            started.append((k.name, stress))
+        def start_kernel(session, k, seed, count, pool, stress=False, all_faults=False):
+            started.append((k.name, stress, all_faults))
             return {"hostile": k.name}
 
         last = series.last_checkpoint()
@@ -565,13 +566,14 @@ class DebugPartOrder(unittest.TestCase):
     def test_plain(self):
         last, started, graded = self.run_part(full=False)
         name = series.kernel_name(last).replace(" ", "")
-        self.assertEqual(started, [("upstream", False), (name, False), (name + "-debug", True)])
+        self.assertEqual(started, [("upstream", False, False), (name, False, False),
+                                   (name + "-debug", True, False)])
         self.assertEqual(graded, [["upstream", name], [name + "-debug"]])
 
     def test_full(self):
         last, started, graded = self.run_part(full=True)
         name = series.kernel_name(last).replace(" ", "")
-        self.assertEqual(started[:2], [("upstream", False), (name, False)])
-        self.assertEqual(sorted(started[2:]), sorted([("upstream-debug", False),
-                                                      (name + "-debug", True)]))
+        self.assertEqual(started[:2], [("upstream", False, True), (name, False, True)])
+        self.assertEqual(sorted(started[2:]), sorted([("upstream-debug", False, True),
+                                                      (name + "-debug", True, True)]))
         self.assertEqual(graded, [["upstream", name], ["upstream-debug", name + "-debug"]])
