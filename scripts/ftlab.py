@@ -234,6 +234,9 @@ def check_student_options(args):
         raise UsageError("STUDENT=1 goes with 'make lab|gdb|shell|kernel N'")
     if args.student and args.kernel:
         raise UsageError(f"STUDENT=1 builds your exercise; KERNEL={args.kernel} is another kernel")
+    if args.student and args.debug:
+        raise UsageError("STUDENT=1 goes without DEBUG=1: the debug kernels are built from "
+                         "the checkpoints only")
     if args.todo is not None and args.command != "exercise":
         raise UsageError("TODO=k goes with 'make exercise N'")
     if args.todo is not None and args.todo < 1:

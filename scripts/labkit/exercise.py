@@ -13,7 +13,10 @@ student/cpN (its files as they are) against its skeleton. "make save N"
 writes it to work/NN.patch in the project checkout, where they commit
 it: build/ is scratch, and "make distclean" refuses to remove work that
 is not exported. "make exercise N" in another clone starts student/cpN
-from the skeleton and that patch.
+from the skeleton and that patch; in a tree that has student/cpN
+already, a work/NN.patch that changed since the tree last saved or
+resumed it (a git pull; a class's CI, with build/ cached, on a new push)
+is the newer work: it wins, and the branch is set aside, not lost.
 
 The patch's first line names the exercise and its TODO value: resuming
 uses that skeleton again, so the patch applies exactly.
@@ -191,6 +194,11 @@ def save(tree, number):
     if not tree.branch_exists(branch):
         raise ExerciseError(f"there is no exercise {number} in {tree.path}: "
                             f"'make exercise {number}' starts it")
+    if patch_is_newer(tree, number):
+        raise ExerciseError(f"{os.path.relpath(work_patch(number), series.ROOT)} changed since "
+                            f"this tree last saved or resumed it, and holds other work: "
+                            f"'make exercise {number}' takes it in (this tree's work is kept "
+                            "on a branch of its own)")
     diff = work_diff(tree, number)
     if not diff:
         return None
@@ -198,6 +206,7 @@ def save(tree, number):
     os.makedirs(WORK, exist_ok=True)
     with open(work_patch(number), "w", encoding="utf-8") as f:
         f.write(patch_header(number, todo) + diff)
+    _mark_synced(tree, number, diff)
     return work_patch(number)
 
 
@@ -248,27 +257,66 @@ def chosen_todo(number, todo):
     return todo
 
 
+def _digest(diff):
+    return hashlib.sha256(diff.encode()).hexdigest()[:16]
+
+
+def _mark_synced(tree, number, diff):
+    """Record that student/cpN and work/NN.patch hold the same work now."""
+    tree.git("config", _config(number, "synced"), _digest(diff))
+
+
+def patch_is_newer(tree, number, base=None):
+    """work/NN.patch changed since this tree last saved it or resumed from
+    it (a git pull; in a class's CI, a new push over a cached build/), and
+    it differs from student/cpN's work: the patch is the newer work. A tree
+    that never recorded a sync keeps its branch, as before."""
+    _todo, diff = read_patch(number)
+    synced = tree.git("config", "--get", _config(number, "synced"), check=False)
+    return bool(diff and synced and synced != _digest(diff)
+                and diff != work_diff(tree, number, base))
+
+
+def _set_aside(tree, branch, suffix):
+    """Rename the learner's branch out of the way (never over another)."""
+    old = f"{branch}-old-{suffix}"
+    if tree.branch_exists(old) and tree.git("rev-parse", old) != tree.git("rev-parse", branch):
+        old += "-" + tree.git("rev-parse", "--short=8", branch)
+    if tree.current_branch() == branch:
+        tree.git("checkout", "-q", "--detach")
+    tree.git("branch", "-M", branch, old)
+    return old
+
+
 def start(tree, number, todo=None):
     """make exercise N [TODO=k]: student/cpN checked out, made from the
-    skeleton and the saved work when new; never loses work."""
+    skeleton and the saved work when new, or when work/NN.patch is newer
+    than the branch (patch_is_newer); never loses work."""
     todo = chosen_todo(number, todo)
     skel = make_skeleton(tree, number, todo)
     branch = student_branch(number)
     base = tree.git("config", "--get", _config(number, "skeleton"), check=False)
+    saved = read_patch(number)[1]
     if tree.branch_exists(branch):
-        if base and tree.git("rev-parse", f"{base}^{{tree}}") == tree.git(
-                "rev-parse", f"{skel}^{{tree}}"):
+        same = base and tree.git("rev-parse", f"{base}^{{tree}}") == tree.git(
+            "rev-parse", f"{skel}^{{tree}}")
+        newer = patch_is_newer(tree, number, base)
+        if same and not newer:
             checkout(tree, branch)
             return branch
         tree.keep_student_work()
-        carried = work_diff(tree, number, base)
-        if tree.current_branch() == branch:
-            tree.git("checkout", "-q", "--detach")
-        old = f"{branch}-old-{base[:8] if base else 'unknown'}"
-        tree.git("branch", "-M", branch, old)
-        ui.info(f"the skeleton changed: your old branch is now {old}; carrying its work over")
+        if newer:
+            carried = saved
+            old = _set_aside(tree, branch, tree.git("rev-parse", "--short=8", branch))
+            ui.info(f"{os.path.relpath(work_patch(number), series.ROOT)} is newer than this "
+                    f"tree's work: taking it; the tree's work stays on {old}")
+        else:
+            carried = work_diff(tree, number, base)
+            old = _set_aside(tree, branch, base[:8] if base else "unknown")
+            ui.info(f"the skeleton changed: your old branch is now {old}; "
+                    "carrying its work over")
     else:
-        carried = read_patch(number)[1]
+        carried = saved
     tree.ensure_clean()
     tree.git("checkout", "-q", "-b", branch, skel)
     tree.git("config", _config(number, "skeleton"), skel)
@@ -276,6 +324,8 @@ def start(tree, number, todo=None):
     if carried:
         _apply(tree, carried, "your saved work")
         ui.info("your saved work is back in the tree (uncommitted, as you left it)")
+    if saved and carried == saved:
+        _mark_synced(tree, number, saved)
     return branch
 
 

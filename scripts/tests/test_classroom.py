@@ -73,6 +73,18 @@ class CiFiles(unittest.TestCase):
             self.assertIn("results/*/junit.xml", text, name)
             self.assertIn("debian:12", text, name)
 
+    def test_github_job_can_publish_and_keeps_its_caches(self):
+        with open(os.path.join(CLASSROOM, "github-workflow.yml")) as f:
+            text = f.read()
+        # the check run of the JUnit report needs a token that may write checks
+        self.assertIn("checks: write", text)
+        # github.workspace is the runner's path in a container job: ccache
+        # would write outside the folder the cache step keeps
+        self.assertNotIn("${{ github.workspace }}", text)
+        self.assertIn('CCACHE_DIR="$GITHUB_WORKSPACE/.ccache"', text)
+        # a cache key is saved once: each run needs its own to save anything
+        self.assertIn("github.run_id", text)
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -164,7 +164,9 @@ class StudentOptions(unittest.TestCase):
     def test_misplaced_options_are_usage_errors(self):
         for argv in (["exercise", "0", "--student"], ["lab", "0", "--todo", "2"],
                      ["kernel", "0", "--results", "x"], ["lab", "0", "--student", "--kernel",
-                                                      "upstream"]):
+                                                      "upstream"],
+                     # the debug kernels build lab/cpN: it would grade the reference
+                     ["lab", "3", "--student", "--debug"]):
             with self.assertRaises(ftlab.UsageError, msg=argv):
                 ftlab.parse_args(argv)
 

@@ -110,6 +110,46 @@ class Exercise(Fixture, unittest.TestCase):
         self.assertEqual(read(other), edited)
         self.assertEqual(exercise.unexported(other), [])
 
+    def newer_patch_from_another_clone(self):
+        """Work saved here, then taken further in a second clone that
+        saves it into the same work/ (a pull, or a new push graded by CI
+        with this build/ cached)."""
+        exercise.start(self.t, 3)
+        self.edit()
+        self.edited = read(self.t)
+        exercise.save(self.t, 3)
+        other = new_tree(os.path.join(self.dir, "build2"))
+        exercise.start(other, 3)
+        write(other, read(other).replace("TODO(lab 3.3)", "done 3.3"))
+        exercise.save(other, 3)
+        return read(other)
+
+    def test_a_newer_patch_wins_over_the_branch(self):
+        newer = self.newer_patch_from_another_clone()
+        exercise.start(self.t, 3)
+        self.assertEqual(read(self.t), newer)
+        self.assertEqual(exercise.unexported(self.t), [])
+        kept = [b for b in self.t.git("branch", "--format=%(refname:short)").split()
+                if b.startswith("student/cp3-old-")]
+        self.assertEqual(len(kept), 1)
+        self.assertEqual(self.t.git("show", f"{kept[0]}:{FILE}") + "\n", self.edited)
+        # synced again: a second start keeps the branch and its edits
+        write(self.t, newer + "/* more */\n")
+        exercise.start(self.t, 3)
+        self.assertEqual(read(self.t), newer + "/* more */\n")
+
+    def test_save_refuses_to_overwrite_a_newer_patch(self):
+        newer = self.newer_patch_from_another_clone()
+        with open(exercise.work_patch(3)) as f:
+            patch = f.read()
+        with self.assertRaises(exercise.ExerciseError) as e:
+            exercise.save(self.t, 3)
+        self.assertIn("'make exercise 3' takes it in", str(e.exception))
+        with open(exercise.work_patch(3)) as f:
+            self.assertEqual(f.read(), patch)
+        exercise.start(self.t, 3)
+        self.assertEqual(read(self.t), newer)
+
     def test_switching_away_commits_the_work_on_its_branch(self):
         exercise.start(self.t, 3)
         self.edit()
