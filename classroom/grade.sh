@@ -1,6 +1,9 @@
 #!/bin/sh
 # What a CI job runs on a learner's push: install the Debian packages the
-# labs need, resume each exercise from its saved work and grade it.
+# labs need, resume each exercise from its saved work and grade it. The
+# pushed work/NN.patch wins over the student/cpN branch that a cached
+# build/ holds: make exercise takes a patch that changed since the tree
+# last saved it, and keeps the branch aside.
 #
 #   classroom/grade.sh           every exercise with a work/NN.patch
 #   LAB=3 classroom/grade.sh     exercise 3 only (the assignment)

@@ -218,8 +218,10 @@ Lists each probe as set_ftrace_filter would (function:command:count),
 and the ftrace_ops that makes ftrace call it, with its callback and its
 filter hash: the functions ftrace calls it for (an empty hash means all
 functions).  Checkpoint 0 has one ops for all probes of an instance;
-from checkpoint 1 on (and in 6.1) each probe command has its own, and
-they are shown newest first, as set_ftrace_filter lists them.  INSTANCE
+from checkpoint 1 on (and in 6.1) each struct ftrace_probe_ops has its
+own (a command's plain and counted forms, such as traceoff and
+traceoff:N, are two), and they are shown newest first, as
+set_ftrace_filter lists them.  INSTANCE
 is a name under instances/; the top level instance by default.  Sets
 $ft_probe to a probe ("print *$ft_probe")."""
 
