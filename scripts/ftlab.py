@@ -161,6 +161,9 @@ def check_combinations(args):
             continue
         listed = ", ".join(f"'make {t}'" for t in targets)
         raise UsageError(f"{variable}= goes with {listed}, not 'make {args.command}'")
+    if args.force and not args.all:
+        raise UsageError("FORCE=1 goes with 'make distclean', not 'make clean' (which keeps "
+                         "the kernel tree and the work in it)")
 
 
 def parse_kernel(args):
@@ -281,12 +284,20 @@ def cmd_list_checks(args):
 
 def cmd_clean(args):
     if args.all:
-        unsaved = exercise.unexported(tree.Tree(args.build_dir))
+        kernel_tree = tree.Tree(args.build_dir)
+        unsaved = exercise.unexported(kernel_tree)
         if unsaved and not args.force:
             raise HarnessError(
                 "build/linux holds exercise work that work/ does not have: "
                 + ", ".join(f"'make save {n}'" for n in unsaved)
                 + " first (or 'make distclean FORCE=1' to throw it away)")
+        aside = exercise.set_aside_branches(kernel_tree)
+        if aside and not args.force:
+            raise HarnessError(
+                "build/linux holds work set aside when make exercise took a newer patch: "
+                + ", ".join(aside) + f" (see it with 'git -C {kernel_tree.path} diff "
+                f"{aside[0].split('-old-')[0]} {aside[0]}'); 'make distclean FORCE=1' "
+                "throws it away")
         shutil.rmtree(args.build_dir, ignore_errors=True)
         print(f"removed {args.build_dir}")
         return 0

@@ -38,8 +38,8 @@ FAIL_NTH=/proc/thread-self/fail-nth
 # faults_setup: both fault attributes count every allocation of a task
 # with fail-nth set (their defaults skip allocations that may sleep, and
 # order-0 pages), and print nothing when they fail one. The ring buffer
-# shrinks to a page per CPU, so that allocating a snapshot buffer takes a
-# few allocations, not hundreds.
+# shrinks to its minimum (two pages per CPU), so that allocating a
+# snapshot buffer takes a few allocations, not hundreds.
 faults_setup() {
 	mount -t debugfs debugfs "$FAULTS_DEBUGFS" 2>/dev/null
 	for _attr in failslab fail_page_alloc; do
@@ -81,7 +81,7 @@ faults_which() {
 }
 
 # faults_result RC: $_result is "ok" for RC 0, else the error text of the
-# shell's message ("sh: write error: Out of memory"), which went to
+# shell's message ("sh: write error: Cannot allocate memory"), which went to
 # descriptor 7, the file /tmp/.fault-err.
 faults_result() {
 	_result=ok
@@ -172,13 +172,14 @@ faults_main() {
 	fi
 	faults_setup
 	[ -f /lab/robust/trace-events-sample.ko ] && insmod /lab/robust/trace-events-sample.ko
+	mkdir instances/faults
 	exec 7>> /tmp/.fault-err
 	while IFS='	' read -r _name _file _value _undo _files; do
 		# shellcheck disable=SC2086 # the state files are a list
 		faults_sweep "$_name" "$_file" "$_value" "$_undo" $_files
 	done < "$FAULTS_LIST"
 	exec 7>&-
-	reset_tracing
+	reset_tracing		# removes the instance too
 	ftlab faults-end
 }
 

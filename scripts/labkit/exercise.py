@@ -223,6 +223,16 @@ def unexported(tree):
     return found
 
 
+def set_aside_branches(tree):
+    """The branches student/cpN-old-* that start() made to keep a tree's
+    work aside (a changed skeleton, a newer work/NN.patch)."""
+    if not os.path.isdir(os.path.join(tree.path, ".git")):
+        return []
+    refs = tree.git("for-each-ref", "--format=%(refname:short)", "refs/heads/student/",
+                    check=False).split()
+    return [ref for ref in refs if re.match(r"^student/cp\d+-old-", ref)]
+
+
 def checkout(tree, ref, detach=False):
     """Put the tree at a student branch or a skeleton; the learner's own
     uncommitted work stays where it is when the branch is already there."""
@@ -288,6 +298,13 @@ def _set_aside(tree, branch, suffix):
     return old
 
 
+def _drop(tree, branch):
+    """Delete a learner's branch that holds no work."""
+    if tree.current_branch() == branch:
+        tree.git("checkout", "-q", "--detach")
+    tree.git("branch", "-D", branch)
+
+
 def start(tree, number, todo=None):
     """make exercise N [TODO=k]: student/cpN checked out, made from the
     skeleton and the saved work when new, or when work/NN.patch is newer
@@ -307,9 +324,14 @@ def start(tree, number, todo=None):
         tree.keep_student_work()
         if newer:
             carried = saved
-            old = _set_aside(tree, branch, tree.git("rev-parse", "--short=8", branch))
-            ui.info(f"{os.path.relpath(work_patch(number), series.ROOT)} is newer than this "
-                    f"tree's work: taking it; the tree's work stays on {old}")
+            patch = os.path.relpath(work_patch(number), series.ROOT)
+            if work_diff(tree, number, base):
+                old = _set_aside(tree, branch, tree.git("rev-parse", "--short=8", branch))
+                ui.info(f"{patch} is newer than this tree's work: taking it; the tree's "
+                        f"work stays on {old}")
+            else:
+                _drop(tree, branch)
+                ui.info(f"{patch} is newer than this tree's work (none): taking it")
         else:
             carried = work_diff(tree, number, base)
             old = _set_aside(tree, branch, base[:8] if base else "unknown")
@@ -324,7 +346,9 @@ def start(tree, number, todo=None):
     if carried:
         _apply(tree, carried, "your saved work")
         ui.info("your saved work is back in the tree (uncommitted, as you left it)")
-    if saved and carried == saved:
+    # In sync with the patch taken, or with no patch at all: a patch that
+    # comes later (a pull) is then newer work.
+    if carried == saved:
         _mark_synced(tree, number, saved)
     return branch
 

@@ -7,8 +7,9 @@ guest sweeps, reads what it printed, and grades it.
 A write is graded at each failed allocation n: it returned an error and
 left the state (the listings, enabled_functions, the events' enable files,
 a module's reference count) as it was before, or it succeeded as if no
-allocation had failed (the kernel had a fallback); either way the same
-write without a fault then succeeds and its removal restores the state.
+allocation had failed (the kernel had a fallback). After a failed write the
+same write without a fault succeeds; after every try the write's removal
+restores the state.
 A leak or a kernel report fails the whole run (the guest's kernel log,
 with a kmemleak scan, is read as for every debug guest)."""
 
@@ -24,6 +25,9 @@ TRIGGER_TARGET = "sched:sched_kthread_stop_ret"
 MODULE_EVENT = "sample-trace:foo_bar"
 MODULE_REFCNT = "/sys/module/trace_events_sample/refcnt"
 FILTER = 'comm == "ftlab"'
+# A trace instance faults.sh makes before the sweep: probes and triggers
+# there have their own ops, hash and event files.
+INSTANCE = "instances/faults"
 
 PROBE_STATE = ("set_ftrace_filter", "enabled_functions",
                "events/sched/sched_kthread_stop/enable")
@@ -39,14 +43,18 @@ FREE_SNAPSHOT = "; echo 0 > snapshot"
 Write = collections.namedtuple("Write", "name file value undo state")
 
 
-def _probe(name, value, undo_cmd, state=PROBE_STATE, extra=""):
-    return Write(name, "set_ftrace_filter", value,
-                 f"echo '!{undo_cmd}' >> set_ftrace_filter{extra}", state)
+def _probe(name, value, undo_cmd, state=PROBE_STATE, extra="", top=""):
+    path = f"{top}set_ftrace_filter"
+    return Write(name, path, value, f"echo '!{undo_cmd}' >> {path}{extra}", state)
 
 
-def _trigger(name, value, undo_cmd, state=TRIGGER_STATE, extra=""):
-    trigger = f"{TRIGGER_EVENT}/trigger"
+def _trigger(name, value, undo_cmd, state=TRIGGER_STATE, extra="", top=""):
+    trigger = f"{top}{TRIGGER_EVENT}/trigger"
     return Write(name, trigger, value, f"echo '!{undo_cmd}' >> {trigger}{extra}", state)
+
+
+def _in_instance(files):
+    return tuple(f if f == "enabled_functions" else f"{INSTANCE}/{f}" for f in files)
 
 
 def probe_writes():
@@ -63,6 +71,9 @@ def probe_writes():
     out.append(_probe("probe-module-event", f"{FUNC}:enable_event:{MODULE_EVENT}:2",
                       f"{FUNC}:enable_event:{MODULE_EVENT}",
                       state=PROBE_STATE + MODULE_STATE))
+    out.append(_probe("probe-instance-enable_event", f"{FUNC}:enable_event:{PROBE_TARGET}:2",
+                      f"{FUNC}:enable_event:{PROBE_TARGET}", state=_in_instance(PROBE_STATE),
+                      top=f"{INSTANCE}/"))
     return out
 
 
@@ -81,6 +92,8 @@ def trigger_writes():
     out.append(_trigger("trigger-module-event", f"enable_event:{MODULE_EVENT}:2",
                         f"enable_event:{MODULE_EVENT}",
                         state=TRIGGER_STATE + MODULE_STATE))
+    out.append(_trigger("trigger-instance-stacktrace", f"stacktrace:2 if {FILTER}",
+                        "stacktrace", state=_in_instance(TRIGGER_STATE), top=f"{INSTANCE}/"))
     return out
 
 

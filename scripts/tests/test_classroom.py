@@ -82,8 +82,11 @@ class CiFiles(unittest.TestCase):
         # would write outside the folder the cache step keeps
         self.assertNotIn("${{ github.workspace }}", text)
         self.assertIn('CCACHE_DIR="$GITHUB_WORKSPACE/.ccache"', text)
-        # a cache key is saved once: each run needs its own to save anything
+        # a cache key is saved once: each run needs its own to save anything,
+        # and a failing grade (the usual one) must save it too
         self.assertIn("github.run_id", text)
+        save = text[text.index("actions/cache/save"):]
+        self.assertIn("if: always()", save[:60])
 
 
 if __name__ == "__main__":

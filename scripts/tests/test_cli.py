@@ -188,6 +188,24 @@ class StudentOptions(unittest.TestCase):
             ftlab.cmd_clean(args)
         self.assertFalse(os.path.isdir(args.build_dir))
 
+    def test_distclean_refuses_work_set_aside(self):
+        from labkit import exercise
+        args = ftlab.parse_args(["clean", "--all", "--build-dir", tempfile.mkdtemp()])
+        with mock.patch.object(exercise, "unexported", return_value=[]), \
+                mock.patch.object(exercise, "set_aside_branches",
+                                  return_value=["student/cp3-old-1234abcd"]):
+            with self.assertRaises(ftlab.HarnessError) as e:
+                ftlab.cmd_clean(args)
+        self.assertIn("student/cp3-old-1234abcd", str(e.exception))
+        self.assertIn("diff student/cp3 student/cp3-old-1234abcd", str(e.exception))
+        self.assertTrue(os.path.isdir(args.build_dir))
+
+    def test_force_goes_with_distclean_only(self):
+        with self.assertRaises(ftlab.UsageError) as e:
+            ftlab.parse_args(["clean", "--force=1"])
+        self.assertIn("FORCE=1 goes with 'make distclean'", str(e.exception))
+        self.assertTrue(ftlab.parse_args(["clean", "--all", "--force=1"]).force)
+
 
 class Switches(MakeDry):
     """DEBUG, V, LIST, FULL, FRESH and FAULTS: 1 is on, 0 is off, anything else an

@@ -129,14 +129,25 @@ class Exercise(Fixture, unittest.TestCase):
         exercise.start(self.t, 3)
         self.assertEqual(read(self.t), newer)
         self.assertEqual(exercise.unexported(self.t), [])
-        kept = [b for b in self.t.git("branch", "--format=%(refname:short)").split()
-                if b.startswith("student/cp3-old-")]
+        kept = exercise.set_aside_branches(self.t)
         self.assertEqual(len(kept), 1)
         self.assertEqual(self.t.git("show", f"{kept[0]}:{FILE}") + "\n", self.edited)
         # synced again: a second start keeps the branch and its edits
         write(self.t, newer + "/* more */\n")
         exercise.start(self.t, 3)
         self.assertEqual(read(self.t), newer + "/* more */\n")
+
+    def test_a_patch_pulled_into_a_tree_that_never_saved_wins(self):
+        exercise.start(self.t, 3)           # no work/03.patch yet
+        other = new_tree(os.path.join(self.dir, "build2"))
+        exercise.start(other, 3)
+        self.edit(other)
+        exercise.save(other, 3)             # the pull brings this patch
+        with self.assertRaises(exercise.ExerciseError):
+            exercise.save(self.t, 3)
+        exercise.start(self.t, 3)
+        self.assertEqual(read(self.t), read(other))
+        self.assertEqual(exercise.set_aside_branches(self.t), [])   # nothing was there
 
     def test_save_refuses_to_overwrite_a_newer_patch(self):
         newer = self.newer_patch_from_another_clone()
