@@ -60,19 +60,21 @@ def _in_instance(files):
 def probe_writes():
     """Each function probe command, with and without a count."""
     out = []
+    # A counted probe is another kind than the plain one: its removal
+    # names a count (any count, ":0"), as in 6.1.
     for cmd in ("traceon", "traceoff", "stacktrace", "snapshot", "dump", "cpudump",
                 f"enable_event:{PROBE_TARGET}", f"disable_event:{PROBE_TARGET}"):
         extra = FREE_SNAPSHOT if cmd == "snapshot" else ""
         word = cmd.split(":")[0]
         out.append(_probe(f"probe-{word}", f"{FUNC}:{cmd}", f"{FUNC}:{cmd}", extra=extra))
-        out.append(_probe(f"probe-{word}-count", f"{FUNC}:{cmd}:2", f"{FUNC}:{cmd}",
+        out.append(_probe(f"probe-{word}-count", f"{FUNC}:{cmd}:2", f"{FUNC}:{cmd}:0",
                           extra=extra))
-    out.append(_probe("probe-glob-stacktrace", f"{GLOB}:stacktrace:3", f"{GLOB}:stacktrace"))
+    out.append(_probe("probe-glob-stacktrace", f"{GLOB}:stacktrace:3", f"{GLOB}:stacktrace:0"))
     out.append(_probe("probe-module-event", f"{FUNC}:enable_event:{MODULE_EVENT}:2",
-                      f"{FUNC}:enable_event:{MODULE_EVENT}",
+                      f"{FUNC}:enable_event:{MODULE_EVENT}:0",
                       state=PROBE_STATE + MODULE_STATE))
     out.append(_probe("probe-instance-enable_event", f"{FUNC}:enable_event:{PROBE_TARGET}:2",
-                      f"{FUNC}:enable_event:{PROBE_TARGET}", state=_in_instance(PROBE_STATE),
+                      f"{FUNC}:enable_event:{PROBE_TARGET}:0", state=_in_instance(PROBE_STATE),
                       top=f"{INSTANCE}/"))
     return out
 

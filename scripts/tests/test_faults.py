@@ -56,6 +56,12 @@ class Writes(unittest.TestCase):
             if "snapshot" in w.value:
                 self.assertIn("echo 0 > snapshot", w.undo, w.name)
 
+    def test_a_counted_probe_is_removed_by_naming_a_count(self):
+        ws = {w.name: w for w in faults.writes()}
+        self.assertIn("'!ksys_sync:traceon:0'", ws["probe-traceon-count"].undo)
+        self.assertIn("'!ksys_sync:traceon' ", ws["probe-traceon"].undo + " ")
+        self.assertIn("'!vfs_fsync*:stacktrace:0'", ws["probe-glob-stacktrace"].undo)
+
     def test_removal_names_the_command(self):
         w = {w.name: w for w in faults.writes()}["trigger-stacktrace-count-filter"]
         self.assertEqual(w.value, 'stacktrace:2 if comm == "ftlab"')
