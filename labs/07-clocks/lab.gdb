@@ -92,9 +92,11 @@ end
 
 # 4. The irqsoff tracer's function callback. ftrace calls it for every
 # function while it is registered, so it is enabled only for the first
-# call after each write to tracing_max_latency: the function-trace check
-# writes it with the option set, cleared (no stop: the callback is not
-# registered), and set again.
+# call after a write to tracing_max_latency. The function-trace check
+# writes it three times: with the option set (a stop at once), cleared
+# (the callback is not registered, so the stop waits until the option is
+# set again), and set again (one more stop). The unattended run stops
+# once: it deletes the arming breakpoint at the first stop.
 break irqsoff_tracer_call
 set $lab_irqsoff_bp = $bpnum
 disable $lab_irqsoff_bp

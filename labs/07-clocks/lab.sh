@@ -133,12 +133,16 @@ check perf "perf stamps events in nanoseconds, printed as seconds.microseconds" 
 # maximum); with function-trace on, every function called in between is
 # traced too.
 #
-# The check runs on the "counter" clock. The guest cannot calibrate its
-# TSC under QEMU ("tsc: Marking TSC unstable" in dmesg), so sched_clock(),
-# behind the local clock, counts jiffies: it moves once a tick (4 ms). Most
-# sections would measure 0, and the kept trace would mix every section of
-# that tick. With "counter" a section's length is the number of clock
-# reads in it, and the trace keeps the longest section alone.
+# The check runs on the "counter" clock, so that its result does not
+# depend on the boot. sched_clock(), behind the local clock, reads the TSC
+# once the guest has found its frequency. Under QEMU that sometimes fails
+# ("tsc: Marking TSC unstable due to could not calculate TSC khz" in
+# dmesg), and sched_clock() then counts jiffies: it moves once a tick
+# (4 ms). Most sections would measure 0, and the kept trace would mix
+# every section of that tick. (A TSC marked unstable later, by the
+# clocksource watchdog, is still read.) With "counter" a section's length
+# is the number of clock reads in it, and the trace keeps the longest
+# section alone.
 latency_trace() {
 	echo 0 > tracing_max_latency
 	hit_functions
