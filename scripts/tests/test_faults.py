@@ -198,14 +198,19 @@ echo "@@ftlab faults-end"
 
 
 class FakeRun:
-    def __init__(self, status="done"):
+    def __init__(self, status="done", lines=()):
         self.status = status
+        self.lines = list(lines)
 
     @property
     def ok(self):
         return self.status == "done"
 
     def explain(self):
+        if self.status == "crash":
+            return ["the kernel crashed (panic, oops, BUG or WARN); first lines:",
+                    "    BUG: KASAN: double-free in __kmem_cache_free+0x4c/0xbb",
+                    "full log: build/logs/faults.log"]
         return [f"kmemleak: 1 new suspected memory leaks ({self.status})"]
 
 
@@ -257,6 +262,70 @@ class Grade(unittest.TestCase):
                                       ("upstream", ref))
         self.assertEqual([s for s, _t in verdicts], ["fail", "fail"])
         self.assertIn("cp7-debug misbehaves here, upstream does not", out)
+
+
+class Restart(unittest.TestCase):
+    """A crash is recorded on the write it came in; the next boot sweeps
+    the writes after it (robust.run_faults)."""
+
+    def crashed_boot(self):
+        a = ("a", 2, [(1, "Cannot allocate memory", "before"), (2, "ok", "after")], {})
+        b = ("b", None, [(1, "ok", "after"), (2, "ok", "after")], {})
+        return FakeRun("crash", console(a, b, end=False))
+
+    def test_merge_names_the_write_and_the_allocation(self):
+        total = faults.Result()
+        run = self.crashed_boot()
+        self.assertEqual(faults.merge(total, faults.parse(run.lines), run), "b")
+        self.assertIn("crashed at or after allocation 3: BUG: KASAN: double-free",
+                      total.sweeps["b"].crash)
+        later = FakeRun("done", console(("c", 1, [(1, "ok", "after")], {})))
+        self.assertIsNone(faults.merge(total, faults.parse(later.lines), later))
+        self.assertEqual(list(total.sweeps), ["a", "b", "c"])
+        self.assertTrue(total.finished)
+        self.assertEqual(total.boots, 2)
+
+    def test_run_faults_boots_again_after_the_crash(self):
+        from unittest import mock
+        from labkit import robust
+        lists = []
+        boots = [self.crashed_boot(),
+                 FakeRun("done", console(("c", 1, [(1, "ok", "after")], {})))]
+
+        def boot(session, k, plan, tag, extra, timeout):
+            lists.append([line.split("\t")[0] for line in
+                          extra["lab/robust/faults.list"].decode().splitlines()])
+            return boots[len(lists) - 1]
+
+        ws = [faults.Write(n, "f", "v", ":", ("f",)) for n in "abc"]
+
+        class K:
+            name, kernel = "cp7-debug", 7
+
+            def modules(self):
+                return {}
+        with mock.patch.object(robust, "boot", boot), \
+                mock.patch.object(robust.faults, "writes", lambda full, modules: ws):
+            _ws, run, res = robust.run_faults(None, K(), True)
+        self.assertEqual(lists, [["a", "b", "c"], ["c"]])
+        self.assertTrue(faults.problems(res, ws)[0].startswith("b: the kernel crashed at or after"))
+        self.assertTrue(res.finished)
+
+    def test_a_checkpoints_crash_fails_upstreams_is_listed(self):
+        total = faults.Result()
+        run = self.crashed_boot()
+        faults.merge(total, faults.parse(run.lines), run)
+        later = FakeRun("done", console(("c", 1, [(1, "ok", "after")], {})))
+        faults.merge(total, faults.parse(later.lines), later)
+        import contextlib
+        import io
+        from labkit import ui
+        for kernel, want in (((7, "cp7-debug"), "fail"), (("upstream", "upstream-debug"), "pass")):
+            tally = ui.Tally()
+            with contextlib.redirect_stdout(io.StringIO()) as out:
+                faults.grade(later, total, [], Kernel(*kernel), tally)
+            self.assertEqual(tally.verdicts[0].status, want, kernel)
+            self.assertIn("double-free", out.getvalue())
 
 
 if __name__ == "__main__":
