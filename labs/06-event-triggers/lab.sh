@@ -280,11 +280,15 @@ enable_disable() {
 check enable-disable "disable_event stops its target at the hit; a filtered enable_event starts it only on a match" enable_disable
 
 # A filtered trigger needs the record of its hit to test the filter on.
-# With tracing_on at 0 no record can be reserved in the buffer: it is
-# built in a scratch buffer that nobody reads, so that a filtered traceon
-# can still turn tracing back on. The filter names the check's shell.
+# The event is on, so its record goes to the ring buffer; with tracing_on
+# at 0 none can be reserved there, and it is built in a scratch buffer
+# that nobody reads, so that a filtered traceon can still turn tracing
+# back on. (Were the event soft disabled, as with a trigger alone, its
+# record would go to the per-CPU buffered event instead, whatever
+# tracing_on is.) The filter names the check's shell.
 scratch() {
 	show $CHDIR/trigger
+	setup 1 $CHDIR/enable
 	setup 'traceon if common_pid == 0' $CHDIR/trigger
 	echo 0 > tracing_on
 	cd .
