@@ -29,7 +29,8 @@ targets:
              module lifetime) on checkpoint N (default: the last) and
              upstream; with DEBUG=1 on their debug variants; with FAULTS=1
              only the fault-injection sweep, every write, on the debug
-             variants
+             variants; with KCSAN=1 only the data-race detector's run
+             (concurrency test and labs) on their KCSAN variants
 
 options (make variables in brackets):
   --kernel upstream   run on unmodified 6.1 instead (KERNEL=upstream)
@@ -56,12 +57,14 @@ options (make variables in brackets):
   --force             with distclean: remove work not saved (FORCE=1)
   --faults            with robust: every registering write failed at each of
                       its allocations in turn, on the debug kernels (FAULTS=1)
+  --kcsan             with robust: the concurrency test and the labs on KCSAN
+                      kernels, data races in the series' code fail (KCSAN=1)
   --fresh             with check: boot every guest, also those whose kernel,
                       initramfs and plan are unchanged since their last run
                       (by default make check grades those runs' logs again)
                       (FRESH=1)
-The switches DEBUG, V, LIST, FULL, STUDENT, FORCE, FRESH and FAULTS are on
-with 1 and off with 0.
+The switches DEBUG, V, LIST, FULL, STUDENT, FORCE, FRESH, FAULTS and KCSAN
+are on with 1 and off with 0.
 """
 
 import argparse
@@ -109,7 +112,8 @@ def parse_checkpoint(command, text, given=""):
 
 # The make variables that are switches: 1 is on, 0 (or nothing) off.
 SWITCHES = {"debug": "DEBUG", "verbose": "V", "list": "LIST", "full": "FULL",
-            "student": "STUDENT", "force": "FORCE", "fresh": "FRESH", "faults": "FAULTS"}
+            "student": "STUDENT", "force": "FORCE", "fresh": "FRESH", "faults": "FAULTS",
+            "kcsan": "KCSAN"}
 
 # Which targets each make variable goes with (the others take any target).
 GOES_WITH = {"kernel": ("KERNEL", NUMBERED + ("robust",)),
@@ -120,6 +124,7 @@ GOES_WITH = {"kernel": ("KERNEL", NUMBERED + ("robust",)),
              "full": ("FULL", ("bench", "check")),
              "fresh": ("FRESH", ("check",)),
              "faults": ("FAULTS", ("robust",)),
+             "kcsan": ("KCSAN", ("robust",)),
              "answers": ("ANSWERS", ("docs",)),
              "force": ("FORCE", ("clean",)),
              "bench_kernels": ("BENCH_KERNELS", ("bench",)),
@@ -161,6 +166,10 @@ def check_combinations(args):
             continue
         listed = ", ".join(f"'make {t}'" for t in targets)
         raise UsageError(f"{variable}= goes with {listed}, not 'make {args.command}'")
+    if args.kcsan and (args.debug or args.faults):
+        raise UsageError(f"KCSAN=1 goes without {'DEBUG' if args.debug else 'FAULTS'}=1: "
+                         "KCSAN has kernels of its own (KASAN, on the debug kernels, "
+                         "excludes it)")
     if args.force and not args.all:
         raise UsageError("FORCE=1 goes with 'make distclean', not 'make clean' (which keeps "
                          "the kernel tree and the work in it)")
@@ -422,6 +431,9 @@ def dispatch(argv):
         session.prepare()
         if args.faults:
             return robust.run_faults_all(session, target_kernel(args)).close()
+        if args.kcsan:
+            from labkit import races
+            return races.run_all(session, target_kernel(args)).close()
         return robust.run_all(session, target_kernel(args), args.debug, args.seed).close()
     return cmd_numbered(args, session)
 

@@ -13,13 +13,18 @@ listing.
 make check FULL=1 adds upstream's debug variant, the ftracetest list on
 both debug kernels, and compares the two debug kernels as well; make check DEBUG=1 builds the debug variant of every checkpoint.
 
+The KCSAN variant (races.py) of the last checkpoint builds after its
+debug variant, on the same builder thread, and boots with the
+concurrency test and lab 06 (races.plan); FULL=1 adds upstream's KCSAN
+kernel and runs every lab on both.
+
 Debug kernels build in a checkout of their own (labrun.Session.kernel),
 one at a time on a builder thread of their own, while the plain part goes
 on; every guest queues for a lane (robust.Lanes)."""
 
 import concurrent.futures
 
-from . import labrun, robust, series, ui
+from . import labrun, races, robust, series, ui
 from .errors import HarnessError
 
 # Hostile writes on the debug kernel of plain make check: every kind of
@@ -72,9 +77,14 @@ class DebugPart:
         if all_checkpoints:
             wanted = ["upstream"] + [cp.number for cp in series.checkpoints()]
         self.kernels = [] if self.last is None else wanted
+        # KCSAN kernels: the last checkpoint's; FULL=1 upstream's too
+        self.kcsan_kernels = [] if self.last is None else (
+            ["upstream", self.last] if self.full else [self.last])
         self.seed = seed if seed is not None else robust.CHECK_SEED
         self.builder = concurrent.futures.ThreadPoolExecutor(max_workers=1)
         self.built = {}         # kernel -> Future of (kbuild.Kernel or None, words)
+        self.kcsan_built = {}   # the same, of the KCSAN variants
+        self.raced = []         # (kbuild.Kernel, Future of races.run)
         self.booted = []        # (kbuild.Kernel, Future of boot_labs), upstream first
         self.runs = {}          # kbuild.Kernel.name -> (kernel, robust.start_kernel's futures)
 
@@ -86,6 +96,8 @@ class DebugPart:
         last checkpoint's plain build. Its guests queue when it is done."""
         if self.last in self.kernels and self.last not in self.built:
             self.built[self.last] = self.builder.submit(self._build, self.last)
+        for which in self.kcsan_kernels:
+            self._build_kcsan(which)
 
     def plain_built(self, kernel, k):
         """The plain part built 'kernel' as k."""
@@ -107,18 +119,26 @@ class DebugPart:
         only (a debug guest is 10 to 25 times slower)."""
         return robust.HOSTILE_WRITES if self.full or not k.debug else DEBUG_HOSTILE_WRITES
 
-    def _build(self, kernel):
-        """Build the debug variant of 'kernel', then queue its guests."""
+    def _build(self, kernel, variant="debug"):
+        """Build the debug (or KCSAN) variant of 'kernel', then queue its
+        guests."""
         t = ui.Timer()
         try:
             with self.lanes.busy():
-                k = self.session.kernel(kernel, debug=True)
+                k = self.session.kernel(kernel, variant=variant)
         except HarnessError as e:
             return None, str(e)
+        if variant == "kcsan":
+            self.raced.append((k, self.lanes.submit(races.run, self.session, k, self.full)))
+            return k, f"({t})"
         self.booted.append((k, self.lanes.submit(boot_labs, self.session, k, self.full)))
         if kernel in ("upstream", self.last):
             self._start_robust(k)
         return k, f"({t})"
+
+    def _build_kcsan(self, kernel):
+        if kernel not in self.kcsan_built:
+            self.kcsan_built[kernel] = self.builder.submit(self._build, kernel, "kcsan")
 
     def finish(self, tally):
         """Wait for every build and guest, and grade: builds, labs (upstream
@@ -128,16 +148,32 @@ class DebugPart:
         for which in self.kernels:
             if which not in self.built:
                 self.built[which] = self.builder.submit(self._build, which)
+        for which in self.kcsan_kernels:
+            self._build_kcsan(which)
         self.builder.shutdown(wait=True)
         with self.lanes:
-            for which in self.kernels:
-                k, words = self.built[which].result()
-                tally.record(k is not None, f"build {series.kernel_name(which)} (debug)",
-                             words if k is not None else "")
-                ui.block(words.splitlines() if k is None else [])
+            for built, words in ((self.built, "debug"), (self.kcsan_built, "KCSAN")):
+                for which, fut in built.items():
+                    k, note = fut.result()
+                    tally.record(k is not None,
+                                 f"build {series.kernel_name(which)} ({words})",
+                                 note if k is not None else "")
+                    ui.block(note.splitlines() if k is None else [])
             for k, fut in sorted(self.booted, key=lambda b: b[0].kernel != "upstream"):
                 grade_labs(k, fut.result(), tally, self.full)
             self._grade_robust(tally)
+            self._grade_races(tally)
+
+    def _grade_races(self, tally):
+        """races.grade of each KCSAN boot, upstream's first: its races are
+        the reference that says which of the checkpoint's 6.1 shows too."""
+        reference = None
+        for k, fut in sorted(self.raced, key=lambda b: b[0].kernel != "upstream"):
+            items, booted = fut.result()
+            found = races.grade(items, booted, k, tally, races.touched(self.session, k),
+                                reference)
+            if k.kernel == "upstream":
+                reference = found
 
     def _grade_robust(self, tally):
         """robust.grade_all on the plain pair and on the debug pair (or the

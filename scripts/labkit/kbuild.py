@@ -19,6 +19,21 @@ from .errors import HarnessError
 CONFIG_FRAGMENT = os.path.join(series.ROOT, "scripts", "lab.config")
 # The debug variant (issue 13): merged after lab.config, see its comments.
 DEBUG_FRAGMENT = os.path.join(series.ROOT, "scripts", "debug.config")
+# The KCSAN variant (issue 30): the data-race detector, which excludes
+# KASAN, so a variant of its own.
+KCSAN_FRAGMENT = os.path.join(series.ROOT, "scripts", "kcsan.config")
+
+# Each variant: its fragment on top of lab.config, the suffix of its name
+# (and object folder), its words in a label, and whether it builds the
+# sample module the robustness tests load. Both sanitizer variants boot
+# with two vCPUs.
+VARIANTS = {
+    "plain": {"fragments": [], "suffix": "", "label": "", "modules": False},
+    "debug": {"fragments": [DEBUG_FRAGMENT], "suffix": "-debug", "label": " (debug)",
+              "modules": True},
+    "kcsan": {"fragments": [KCSAN_FRAGMENT], "suffix": "-kcsan", "label": " (KCSAN)",
+              "modules": False},
+}
 
 # Full debug info (types, variables, arguments) only in kernel/: the
 # tracing code and every structure the labs read (and what lx-ps,
@@ -49,9 +64,9 @@ class BuildError(HarnessError):
 # How many objects (CC, LD and AR lines of the build log) a build from an
 # empty object folder makes, for the heartbeat's "N of about M" until a
 # cold build here has recorded its own count (build/obj/.ftlab-objects):
-# a plain kernel of lab.config on 6.1, measured; none known for the
-# debug variant.
-COLD_OBJECTS = {False: 945, True: None}
+# a plain kernel of lab.config on 6.1 and its KCSAN variant, measured;
+# none known for the debug variant.
+COLD_OBJECTS = {"plain": 945, "debug": None, "kcsan": 1304}
 
 
 def compiled_objects(log):
@@ -115,21 +130,25 @@ def relocate_tool_records(tree, old, new):
 
 
 class Kernel:
-    """Upstream or checkpoint N, plain or its debug variant (debug=True:
-    scripts/debug.config on top, modules built too, its own object folder
-    build/obj/<name>-debug, guests with two vCPUs)."""
+    """Upstream or checkpoint N, plain or a variant (VARIANTS): "debug"
+    (debug=True: scripts/debug.config on top, modules built too) or
+    "kcsan" (scripts/kcsan.config on top). A variant has its own object
+    folder, build/obj/<name>-debug or -kcsan, and guests with two vCPUs;
+    k.debug is true of both variants."""
 
-    def __init__(self, build_dir, kernel, debug=False, flavour=None):
+    def __init__(self, build_dir, kernel, debug=False, flavour=None, variant=None):
         self.kernel = kernel
-        self.debug = debug
+        self.variant = variant or ("debug" if debug else "plain")
+        self.debug = self.variant != "plain"
+        v = VARIANTS[self.variant]
         # "student" or "skeleton": checkpoint N's exercise (exercise.py),
         # graded as checkpoint N, in its own object folder
         self.flavour = flavour
         self.name = ((flavour + "-" if flavour else "") + series.kernel_name(kernel)
-                     + ("-debug" if debug else ""))
-        self.fragments = [CONFIG_FRAGMENT] + ([DEBUG_FRAGMENT] if debug else [])
-        self.targets = ["bzImage", "scripts_gdb"] + (["modules"] if debug else [])
-        self.smp = 2 if debug else 1
+                     + v["suffix"])
+        self.fragments = [CONFIG_FRAGMENT] + v["fragments"]
+        self.targets = ["bzImage", "scripts_gdb"] + (["modules"] if v["modules"] else [])
+        self.smp = 2 if self.debug else 1
         self.build_dir = build_dir
         self.obj = os.path.join(build_dir, "obj", self.name)
         self.bzimage = os.path.join(self.obj, "arch", "x86", "boot", "bzImage")
@@ -144,7 +163,7 @@ class Kernel:
             name = f"your checkpoint {self.kernel} (student/cp{self.kernel})"
         elif self.flavour:
             name += f"'s {self.flavour}"
-        return name + (" (debug)" if self.debug else "")
+        return name + VARIANTS[self.variant]["label"]
 
     def built(self):
         return os.path.exists(self.bzimage) and os.path.exists(self.stamp)
@@ -200,12 +219,15 @@ class Kernel:
 
     def config_digest(self):
         """What the configuration is made of: the fragments' text."""
-        blob = b"".join(open(f, "rb").read() for f in self.fragments)
-        return hashlib.sha256(blob).hexdigest()
+        h = hashlib.sha256()
+        for fragment in self.fragments:
+            with open(fragment, "rb") as f:
+                h.update(f.read())
+        return h.hexdigest()
 
     def configure(self, src):
         """tinyconfig + the fragments (scripts/lab.config, and debug.config
-        for the debug variant), then check that every option stuck."""
+        or kcsan.config for a variant), then check that every option stuck."""
         digest = self.config_digest()
         cfg_stamp = os.path.join(self.obj, ".ftlab-config")
         if os.path.exists(cfg_stamp) and open(cfg_stamp).read() == digest:
@@ -318,7 +340,7 @@ class Kernel:
 
     def _objects_record(self):
         return os.path.join(self.build_dir, "obj",
-                            ".ftlab-objects" + ("-debug" if self.debug else ""))
+                            ".ftlab-objects" + VARIANTS[self.variant]["suffix"])
 
     def cold_objects(self):
         """About how many objects a build from an empty folder makes: what
@@ -327,7 +349,7 @@ class Kernel:
             with open(self._objects_record()) as f:
                 return int(f.read())
         except (OSError, ValueError):
-            return COLD_OBJECTS[self.debug]
+            return COLD_OBJECTS[self.variant]
 
     def _heartbeat(self, proc, total=None, every=60):
         """While make runs, say every minute how far it got: N of about

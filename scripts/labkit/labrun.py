@@ -36,17 +36,18 @@ class Session:
         os.makedirs(self.logs, exist_ok=True)
         self.tree.ensure()
 
-    def kernel(self, kernel, debug=False, flavour=None, branch=None):
+    def kernel(self, kernel, debug=False, flavour=None, branch=None, variant=None):
         """Check out and build 'upstream' or checkpoint N (its debug variant
-        with debug=True; with flavour "student" or "skeleton", its exercise:
+        with debug=True, or variant "kcsan": kbuild.VARIANTS; with flavour
+        "student" or "skeleton", its exercise:
         exercise.py, built with a learner's uncommitted changes); returns
         kbuild.Kernel. branch: build that branch of the tree as this kernel
         (make rebase: the new upstream; scripts/prove-holes.py: a
         checkpoint with one hole, flavour "isolated"). Debug variants build in a checkout
         of their own (tree.Worktree build/linux-debug), so that make check
         builds them while build/linux moves on."""
-        k = kbuild.Kernel(self.build_dir, kernel, debug, flavour)
-        if not debug:
+        k = kbuild.Kernel(self.build_dir, kernel, debug, flavour, variant)
+        if not k.debug:
             with tree.lock(self.build_dir):
                 if flavour and branch is None:
                     branch = exercise.checkout_for_build(self.tree, flavour, kernel)
@@ -68,17 +69,19 @@ class Session:
     def _build(self, k, src, commit):
         """Start k's object folder from another (seed_folder) and build it
         from the checkout src, clean at commit (None: not clean)."""
-        k.seed(self.seed_folder(k.kernel, k.debug, k.flavour))
+        k.seed(self.seed_folder(k.kernel, k.variant, k.flavour))
         k.build(src, commit)
 
-    def seed_folder(self, kernel, debug, flavour=None):
+    def seed_folder(self, kernel, variant, flavour=None):
         """The object folder a new one starts from: the previous
         checkpoint's of the same variant, else upstream's (make check builds
-        the last checkpoint right after upstream); for a debug kernel any
-        debug folder there is (only the files the checkout changed
-        recompile). An exercise's starts from the previous checkpoint's,
-        else its own checkpoint's (they differ in the holes only)."""
-        suffix = "-debug" if debug else ""
+        the last checkpoint right after upstream); for a debug or KCSAN
+        kernel any folder of its variant there is (only the files the
+        checkout changed recompile). An exercise's starts from the previous
+        checkpoint's, else its own checkpoint's (they differ in the holes
+        only). variant: a name of kbuild.VARIANTS."""
+        suffix = kbuild.VARIANTS[variant]["suffix"]
+        debug = variant != "plain"
         names = [] if kernel == "upstream" else [
             series.kernel_name("upstream" if kernel == 0 else kernel - 1) + suffix,
             "upstream" + suffix]

@@ -543,16 +543,18 @@ def grade_all(kernels, runs, tally):
             ref = ("upstream", steps)
 
 
-def build_kernels(session, kernel, use_debug, tally):
-    """[upstream, kernel] (or [upstream]) built, or None (a failed verdict)."""
+def build_kernels(session, kernel, variant, tally):
+    """[upstream, kernel] (or [upstream]) built, or None (a failed verdict).
+    variant: a name of kbuild.VARIANTS, or True/False for debug/plain."""
     from . import series
     from .errors import HarnessError
+    variant = {True: "debug", False: "plain"}.get(variant, variant)
     try:
-        return [session.kernel(which, use_debug) for which in
+        return [session.kernel(which, variant=variant) for which in
                 (["upstream"] + ([] if kernel == "upstream" else [kernel]))]
     except HarnessError as e:   # a build failure fails these tests, not make check
         tally.record(False, f"build for the robustness tests ({series.kernel_name(kernel)}"
-                     f"{', debug' if use_debug else ''})")
+                     f"{'' if variant == 'plain' else ', ' + variant})")
         ui.block(str(e).splitlines())
         return None
 

@@ -264,9 +264,18 @@ class ConflictingArguments(MakeDry):
         self.assertIn("FULL= goes with 'make bench'", self.refused("lab", "1", "FULL=1"))
         self.assertIn("FRESH= goes with 'make check'", self.refused("lab", "1", "FRESH=1"))
         self.assertIn("FAULTS= goes with 'make robust'", self.refused("check", "FAULTS=1"))
+        self.assertIn("KCSAN= goes with 'make robust'", self.refused("lab", "6", "KCSAN=1"))
         self.assertIn("SEED= goes with", self.refused("lab", "1", "SEED=3"))
         self.assertIn("KERNEL= goes with", self.refused("list", "KERNEL=1"))
         self.assertIn("make robust N", self.refused("robust", "1", "KERNEL=0"))
+
+    def test_kcsan_goes_alone(self):
+        """KCSAN kernels are a variant of their own: not with the debug
+        kernels' switches."""
+        self.assertIn("KCSAN=1 goes without DEBUG=1", self.refused("robust", "KCSAN=1", "DEBUG=1"))
+        self.assertIn("KCSAN=1 goes without FAULTS=1",
+                      self.refused("robust", "7", "KCSAN=1", "FAULTS=1"))
+        self.assertTrue(self.parsed("robust", "7", "KCSAN=1").kcsan)
 
     def test_switched_off_variables_go_anywhere(self):
         self.assertFalse(self.parsed("list", "FULL=0").full)

@@ -533,9 +533,10 @@ class DebugPartOrder(unittest.TestCase):
         from labkit import debug, ui
 
         class Session:
-            def kernel(self, which, debug=False):
-                k = Start.Kernel(f"{series.kernel_name(which).replace(' ', '')}-debug", True)
-                k.kernel, k.label = which, f"{which} (debug)"
+            def kernel(self, which, variant="debug"):
+                name = f"{series.kernel_name(which).replace(' ', '')}-{variant}"
+                k = Start.Kernel(name, True)
+                k.kernel, k.label, k.variant = which, f"{which} ({variant})", variant
                 return k
 
         def plain(which):
@@ -544,6 +545,7 @@ class DebugPartOrder(unittest.TestCase):
             return k
 
         started, graded = [], []
+        self.raced = []
 
         def start_kernel(session, k, seed, count, pool, stress=False, all_faults=False):
             started.append((k.name, stress, all_faults))
@@ -554,6 +556,11 @@ class DebugPartOrder(unittest.TestCase):
                 mock.patch.object(debug, "grade_labs", lambda *a: None), \
                 mock.patch.object(debug.robust, "announce", lambda *a: None), \
                 mock.patch.object(debug.robust, "start_kernel", start_kernel), \
+                mock.patch.object(debug.races, "run", lambda s, k, full: (k.name, full)), \
+                mock.patch.object(debug.races, "touched", lambda s, k: set()), \
+                mock.patch.object(debug.races, "grade",
+                                  lambda items, booted, k, tally, ours, ref:
+                                  self.raced.append((items, booted, ref))), \
                 mock.patch.object(debug.robust, "grade_all",
                                   lambda ks, runs, tally: graded.append([r["hostile"] for r in runs])):
             part = debug.DebugPart(Session(), robust.Lanes(), full=full)
@@ -569,6 +576,7 @@ class DebugPartOrder(unittest.TestCase):
         self.assertEqual(started, [("upstream", False, False), (name, False, False),
                                    (name + "-debug", True, False)])
         self.assertEqual(graded, [["upstream", name], [name + "-debug"]])
+        self.assertEqual(self.raced, [(name + "-kcsan", False, None)])
 
     def test_full(self):
         last, started, graded = self.run_part(full=True)
@@ -577,3 +585,5 @@ class DebugPartOrder(unittest.TestCase):
         self.assertEqual(sorted(started[2:]), sorted([("upstream-debug", False, True),
                                                       (name + "-debug", True, True)]))
         self.assertEqual(graded, [["upstream", name], ["upstream-debug", name + "-debug"]])
+        self.assertEqual([(i, b) for i, b, _ref in self.raced],
+                         [("upstream-kcsan", True), (name + "-kcsan", True)])

@@ -233,19 +233,37 @@ class SeedFolder(unittest.TestCase):
         shutil.rmtree(self.dir)
 
     def test_plain_from_the_previous_checkpoint_else_upstream(self):
-        self.assertTrue(self.session.seed_folder(7, False).endswith("/obj/cp6"))
-        self.assertTrue(self.session.seed_folder(0, False).endswith("/obj/upstream"))
-        self.assertIsNone(self.session.seed_folder("upstream", False))
-        self.assertTrue(self.session.seed_folder(3, False).endswith("/obj/upstream"))
+        self.assertTrue(self.session.seed_folder(7, "plain").endswith("/obj/cp6"))
+        self.assertTrue(self.session.seed_folder(0, "plain").endswith("/obj/upstream"))
+        self.assertIsNone(self.session.seed_folder("upstream", "plain"))
+        self.assertTrue(self.session.seed_folder(3, "plain").endswith("/obj/upstream"))
 
     def test_plain_from_nothing_without_upstream(self):
         import os
         os.rmdir(os.path.join(self.dir, "obj", "upstream"))
-        self.assertIsNone(self.session.seed_folder(3, False))
+        self.assertIsNone(self.session.seed_folder(3, "plain"))
 
     def test_debug_from_any_debug_folder(self):
-        self.assertTrue(self.session.seed_folder(7, True).endswith("/obj/upstream-debug"))
-        self.assertTrue(self.session.seed_folder("upstream", True).endswith("/obj/upstream-debug"))
+        self.assertTrue(self.session.seed_folder(7, "debug").endswith("/obj/upstream-debug"))
+        self.assertTrue(self.session.seed_folder("upstream", "debug").endswith("/obj/upstream-debug"))
+
+    def test_kcsan_only_from_a_kcsan_folder(self):
+        """A KCSAN kernel's objects differ from every other variant's (the
+        configuration changes every object's flags): a copy of a debug
+        folder would only be rebuilt in full."""
+        import os
+        self.assertIsNone(self.session.seed_folder(7, "kcsan"))
+        os.makedirs(os.path.join(self.dir, "obj", "upstream-kcsan"))
+        self.assertTrue(self.session.seed_folder(7, "kcsan").endswith("/obj/upstream-kcsan"))
+
+    def test_a_variant_kernel_has_its_own_name_fragment_and_two_vcpus(self):
+        from labkit import kbuild
+        k = kbuild.Kernel(self.dir, 7, variant="kcsan")
+        self.assertEqual((k.name, k.smp, k.debug, k.label),
+                         ("cp7-kcsan", 2, True, "checkpoint 7 (KCSAN)"))
+        self.assertEqual(k.fragments, [kbuild.CONFIG_FRAGMENT, kbuild.KCSAN_FRAGMENT])
+        self.assertNotIn("modules", k.targets)
+        self.assertEqual(kbuild.Kernel(self.dir, 7, debug=True).name, "cp7-debug")
 
 
 class PlainPassOrder(unittest.TestCase):
@@ -300,9 +318,9 @@ class Heartbeat(unittest.TestCase):
 
     def test_m_is_what_the_last_cold_build_made(self):
         os.makedirs(os.path.join(self.build, "obj"))
-        self.assertEqual(self.k.cold_objects(), kbuild.COLD_OBJECTS[False])
+        self.assertEqual(self.k.cold_objects(), kbuild.COLD_OBJECTS["plain"])
         with open(os.path.join(self.build, "obj", ".ftlab-objects"), "w") as f:
             f.write("1234\n")
         self.assertEqual(self.k.cold_objects(), 1234)
         self.assertEqual(kbuild.Kernel(self.build, 1, debug=True).cold_objects(),
-                         kbuild.COLD_OBJECTS[True])
+                         kbuild.COLD_OBJECTS["debug"])
