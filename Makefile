@@ -26,7 +26,7 @@ FTLAB_OPTS := $(if $(KERNEL),--kernel $(KERNEL)) $(if $(BUILD),--build-dir $(BUI
 	$(if $(ANSWERS),--answers $(ANSWERS)) \
 	$(if $(STUDENT),--student=$(STUDENT)) $(if $(TODO),--todo $(TODO)) \
 	$(if $(FORCE),--force=$(FORCE)) $(if $(FRESH),--fresh=$(FRESH)) \
-	$(if $(FAULTS),--faults=$(FAULTS)) $(if $(KCSAN),--kcsan=$(KCSAN))
+	$(if $(FAULTS),--faults=$(FAULTS)) $(if $(KCSAN),--kcsan=$(KCSAN)) $(if $(TRACE),--trace=$(TRACE))
 
 NUMBERED := lab gdb shell kernel robust exercise save grade solution
 TARGETS  := $(NUMBERED) list docs check bench clean distclean deps rebase help

@@ -259,6 +259,20 @@ _run() {
 	_rc=$?
 	cat /tmp/.setup
 	ftlab check-end "$LAB" "$_id" "rc=$_rc"
+	if tracing_saved; then
+		save-trace "$LAB-$_id" > /dev/null
+	fi
+}
+
+# "make lab N TRACE=1" (ftlab.trace=1 on the kernel command line): after
+# each check, its buffers go to the host as a trace.dat (save-trace, which
+# the host packs in with trace-cmd). Before the next check clears them,
+# and after the check-end line, so that the check's output is as without.
+tracing_saved() {
+	case " $(cat /proc/cmdline) " in
+	*" ftlab.trace=1 "*)	return 0 ;;
+	esac
+	return 1
 }
 
 check() {
@@ -438,5 +452,9 @@ run_shell() {
   Leave with "reboot -f" (or Ctrl-A then X).
 
 BANNER
+	if [ -x /usr/bin/save-trace ]; then
+		echo "  save-trace NAME: the buffers as trace-cmd's trace.dat, to the host."
+		echo
+	fi
 	setsid cttyhack sh -l
 }

@@ -59,12 +59,16 @@ options (make variables in brackets):
                       its allocations in turn, on the debug kernels (FAULTS=1)
   --kcsan             with robust: the concurrency test and the labs on KCSAN
                       kernels, data races in the series' code fail (KCSAN=1)
+  --trace             lab: each check's ftrace buffers saved as trace-cmd's
+                      trace.dat in build/traces/labNN-KERNEL/; shell: the
+                      guest's save-trace NAME saves them to
+                      build/traces/shell-KERNEL/NAME.dat (TRACE=1)
   --fresh             with check: boot every guest, also those whose kernel,
                       initramfs and plan are unchanged since their last run
                       (by default make check grades those runs' logs again)
                       (FRESH=1)
-The switches DEBUG, V, LIST, FULL, STUDENT, FORCE, FRESH, FAULTS and KCSAN
-are on with 1 and off with 0.
+The switches DEBUG, V, LIST, FULL, STUDENT, FORCE, FRESH, FAULTS, KCSAN and
+TRACE are on with 1 and off with 0.
 """
 
 import argparse
@@ -75,7 +79,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from labkit import (deps, docs, exercise, gdbrun, interrupt, kbuild, labrun,  # noqa: E402
-                    qemu, rebase, series, tree, ui)
+                    qemu, rebase, series, traces, tree, ui)
 from labkit.errors import HarnessError  # noqa: E402
 
 NUMBERED = ("lab", "gdb", "shell", "kernel")
@@ -113,7 +117,7 @@ def parse_checkpoint(command, text, given=""):
 # The make variables that are switches: 1 is on, 0 (or nothing) off.
 SWITCHES = {"debug": "DEBUG", "verbose": "V", "list": "LIST", "full": "FULL",
             "student": "STUDENT", "force": "FORCE", "fresh": "FRESH", "faults": "FAULTS",
-            "kcsan": "KCSAN"}
+            "kcsan": "KCSAN", "trace": "TRACE"}
 
 # Which targets each make variable goes with (the others take any target).
 GOES_WITH = {"kernel": ("KERNEL", NUMBERED + ("robust",)),
@@ -125,6 +129,7 @@ GOES_WITH = {"kernel": ("KERNEL", NUMBERED + ("robust",)),
              "fresh": ("FRESH", ("check",)),
              "faults": ("FAULTS", ("robust",)),
              "kcsan": ("KCSAN", ("robust",)),
+             "trace": ("TRACE", ("lab", "shell")),
              "answers": ("ANSWERS", ("docs",)),
              "force": ("FORCE", ("clean",)),
              "bench_kernels": ("BENCH_KERNELS", ("bench",)),
@@ -310,7 +315,8 @@ def cmd_clean(args):
         shutil.rmtree(args.build_dir, ignore_errors=True)
         print(f"removed {args.build_dir}")
         return 0
-    for sub in ("obj", "logs", "initramfs-src", "initramfs.cpio", "robust", "bench",
+    for sub in ("obj", "logs", "initramfs-src", "initramfs.cpio", "initramfs-extra", "traces",
+                "bench",
                 *docs.EDITIONS.values()):
         path = os.path.join(args.build_dir, sub)
         if os.path.isdir(path):
@@ -372,7 +378,7 @@ def cmd_numbered(args, session):
     flavour = "student" if args.student else None
     if args.command == "lab":
         tally = labrun.run_one_lab(session, args.number, kernel, only=args.check,
-                                   debug=args.debug, flavour=flavour)
+                                   debug=args.debug, flavour=flavour, trace=args.trace)
         return tally.close(args.results, f"make lab {args.number}")
     k = session.kernel(kernel, args.debug, flavour)
     if args.command == "kernel":
@@ -380,6 +386,8 @@ def cmd_numbered(args, session):
         print(k.vmlinux)
         return 0
     initrd = session.initrd()
+    if args.command == "shell" and args.trace:
+        return traces.shell(session, k)
     if args.command == "shell":
         ui.step(f"booting {k.label} to a shell (leave with 'reboot -f' or Ctrl-A X)")
         return qemu.interactive(k, initrd, ["shell"])

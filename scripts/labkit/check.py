@@ -36,8 +36,7 @@ import time
 import unittest
 
 from . import (conformance, docexamples, docs, errnos, exercise, gdbrun, grade, holes, labrun,
-               namecheck, protocol, qemu, rebase, robust, series,
-               source, timing, ui)
+               namecheck, protocol, qemu, rebase, robust, series, source, timing, traces, ui)
 from .errors import HarnessError
 
 
@@ -183,10 +182,11 @@ class Reference:
 class Pass:
     """One plain kernel's pass: built, its gdb runs done while the tree was
     at it, its one boot queued for a guest lane (booted: a Future of
-    (qemu.Run, report))."""
+    (qemu.Run, report)); the last checkpoint's also a boot with trace-cmd
+    (traced: a Future of traces.boot's result)."""
 
-    def __init__(self, kernel, k, booted):
-        self.kernel, self.k, self.booted = kernel, k, booted
+    def __init__(self, kernel, k, booted, traced=None):
+        self.kernel, self.k, self.booted, self.traced = kernel, k, booted, traced
 
 
 def boot_plan(kernel):
@@ -225,9 +225,10 @@ def start_pass(session, kernel, tally, lanes):
                  "; ".join(problems))
     labs, _plain, _whole, plan = boot_plan(kernel)
     booted = lanes.submit(session.boot, k, plan, f"check-{k.name}")
+    traced = traces.start_check(session, k, lanes) if kernel == series.last_checkpoint() else None
     with lanes.busy():
         gdb_runs(session, k, kernel, labs, tally)
-    return Pass(kernel, k, booted)
+    return Pass(kernel, k, booted, traced)
 
 
 def gdb_runs(session, k, kernel, labs, tally):
@@ -263,6 +264,8 @@ def grade_pass(p, tally, reference):
     Returns the report, or None when the boot failed."""
     k, kernel = p.k, p.kernel
     run, report = p.booted.result()
+    if p.traced is not None:
+        traces.grade_check(p.traced.result(), k, tally)
     if not labrun.grade_boot(run, tally, f"boot {k.label}"):
         return None
     _labs, plain, whole_suite, _plan = boot_plan(kernel)

@@ -14,8 +14,9 @@ from .errors import HarnessError
 # checkpoints' branches (ccache: every clone shares its objects).
 BUILD_PACKAGES = ("linux-source-6.1", "gcc", "make", "bc", "bison", "flex", "libelf-dev",
                   "libssl-dev", "cpio", "xz-utils", "ccache", "python3", "perl", "git")
-# Boot it: QEMU, and the guest's busybox.
-GUEST_PACKAGES = ("qemu-system-x86", "busybox-static")
+# Boot it: QEMU, and the guest's busybox; trace-cmd, which TRACE=1 packs
+# into the guest (and reads the traces with on the host).
+GUEST_PACKAGES = ("qemu-system-x86", "busybox-static", "trace-cmd")
 GDB_PACKAGES = ("gdb",)
 # What "make docs" needs on its own: no kernel, no QEMU.
 DOCS_PACKAGES = ("asciidoctor", "graphviz", "pandoc", "linkchecker")

@@ -172,3 +172,37 @@ def doc_examples(dest):
         os.makedirs(os.path.dirname(path), exist_ok=True)
         generated(path, text)
     return dest
+
+
+def appended(session, name, extra):
+    """session.initrd() followed by a second cpio archive of 'extra'
+    ({path in the guest: bytes or a host file, executable when the host
+    file is}, with every folder above them); the kernel unpacks both, so
+    the data of a robustness test or trace-cmd for TRACE=1 need no change
+    to the harness's own archive (build/initramfs-extra/NAME.cpio)."""
+    base = session.initrd()
+    if not extra:
+        return base
+    data_dir = os.path.join(session.build_dir, "initramfs-extra", name)
+    os.makedirs(data_dir, exist_ok=True)
+    entries = CpioList()
+    folders = set()
+    for path in extra:
+        parent = os.path.dirname(path)
+        while parent:
+            folders.add(parent)
+            parent = os.path.dirname(parent)
+    for d in sorted(folders):
+        entries.directory(d)
+    for path, data in sorted(extra.items()):
+        host = data
+        if isinstance(data, bytes):
+            host = generated(os.path.join(data_dir, os.path.basename(path)), data)
+        entries.file(path, host, executable=os.access(host, os.X_OK))
+    out = os.path.join(session.build_dir, "initramfs-extra", f"{name}.cpio")
+    tail = write(entries, out + ".tail", gen_init_cpio(session.build_dir))
+    with open(out, "wb") as o:
+        for part in (base, tail):
+            with open(part, "rb") as f:
+                shutil.copyfileobj(f, o)
+    return out

@@ -52,18 +52,21 @@ BASE_APPEND = ("console=ttyS0 nokaslr panic=-1 oops=panic panic_on_warn=1 "
                "panic_print=0x20 loglevel=4 rdinit=/init")
 
 
-def append(plan, kernel=None, races=False):
+def append(plan, kernel=None, races=False, trace=False):
     """The kernel command line of a guest that runs 'plan' (plan items, see
     initramfs/init) on 'kernel' ("upstream" or a checkpoint number), which
     the guest's labs read to skip what upstream does differently. races:
     a KCSAN kernel, which panics after its first race report when
     panic_on_warn is set: without it, the run goes on past a race, so that
     every race is listed, and a WARN still fails the run, found in the
-    kernel log at its end (REPORT_RE)."""
+    kernel log at its end (REPORT_RE). trace: the guest saves each lab
+    check's buffers to its second serial port (ftlab.trace=1, lib.sh)."""
     base = BASE_APPEND.replace(" panic_on_warn=1", "") if races else BASE_APPEND
     line = f"{base} ftlab={','.join(plan)}"
     if kernel is not None:
         line += " ftlab.kernel=" + series.kernel_name(kernel)
+    if trace:
+        line += " ftlab.trace=1"
     return line
 
 
@@ -160,35 +163,41 @@ def timeout_for(plan, user=None, debug=False):
 
 
 def command(bzimage, initrd, plan, kernel=None, gdb_port=None, interactive=False, smp=1,
-            races=False):
+            races=False, trace_file=None):
     """The one QEMU command line of every guest: a plan run (its console on
     stdout, which the harness streams to a log and watches), paused under a
     gdbstub at gdb_port, or an interactive shell on the terminal. Two vCPUs
     or more run on one host thread all the same (thread=single): ftrace's
-    text patching can hang multi-threaded TCG."""
+    text patching can hang multi-threaded TCG. trace_file: a second serial
+    port (the guest's ttyS1) written to that host file, where the guest's
+    save-trace sends trace.dat files (traces.py)."""
     cmd = [QEMU, "-accel", "tcg,thread=single", "-m", "512", "-smp", str(smp),
            "-no-reboot", "-kernel", bzimage, "-initrd", initrd,
-           "-append", append(plan, kernel, races)]
+           "-append", append(plan, kernel, races, trace=bool(trace_file))]
     if interactive:
         cmd += ["-nographic"]
     else:
         cmd += ["-display", "none", "-monitor", "none", "-serial", "stdio"]
+    if trace_file:
+        if interactive:     # -nographic's own serial port, named, so that it stays the first
+            cmd += ["-serial", "mon:stdio"]
+        cmd += ["-serial", f"file:{trace_file}"]
     if gdb_port:
         cmd += ["-gdb", f"tcp::{gdb_port}", "-S"]
     return cmd
 
 
-def guest_command(k, initrd, plan, gdb_port=None, interactive=False):
+def guest_command(k, initrd, plan, gdb_port=None, interactive=False, trace_file=None):
     """command() for kernel k (a kbuild.Kernel): its bzImage, name, vCPUs
     and whether it is a KCSAN kernel."""
     return command(k.bzimage, initrd, plan, k.kernel, gdb_port=gdb_port,
                    interactive=interactive, smp=getattr(k, "smp", 1),
-                   races=getattr(k, "variant", "plain") == "kcsan")
+                   races=getattr(k, "variant", "plain") == "kcsan", trace_file=trace_file)
 
 
-def interactive(k, initrd, plan):
+def interactive(k, initrd, plan, trace_file=None):
     """Boot k with the console on the terminal (make shell)."""
-    cmd = guest_command(k, initrd, plan, interactive=True)
+    cmd = guest_command(k, initrd, plan, interactive=True, trace_file=trace_file)
     ui.debug(" ".join(cmd))
     return subprocess.run(cmd).returncode
 
@@ -393,9 +402,9 @@ def run(cmd, log, timeout, reuse=False):
     return r
 
 
-def boot(k, initrd, plan, log, timeout, reuse=False):
+def boot(k, initrd, plan, log, timeout, reuse=False, trace_file=None):
     """Boot kernel k (a kbuild.Kernel) with a plan; returns a Run."""
-    return run(guest_command(k, initrd, plan), log, timeout, reuse)
+    return run(guest_command(k, initrd, plan, trace_file=trace_file), log, timeout, reuse)
 
 
 class Reuse:

@@ -2,14 +2,13 @@
 labs/robustness and the data the host generated for them, and grade.
 
 The guest's initramfs is the harness's own (initramfs.build) with a second
-cpio archive appended: the kernel unpacks both, so the tests' data
+cpio archive appended (initramfs.appended): the tests' data
 (/lab/robust/...) needs no change to the harness's initramfs. Plan items
 "robust:NAME" run labs/robustness/NAME.sh (initramfs/init)."""
 
 import concurrent.futures
 import contextlib
 import os
-import shutil
 import threading
 import time
 
@@ -21,37 +20,11 @@ GUEST_LANES = 2
 HOSTILE_WRITES = 10000
 
 
-def initrd_with(session, name, extra):
-    """session.initrd() followed by a second cpio archive of 'extra'
-    ({path in the guest: bytes or a host file}); the kernel unpacks both."""
-    base = session.initrd()
-    if not extra:
-        return base
-    data_dir = os.path.join(session.build_dir, "robust", name)
-    os.makedirs(data_dir, exist_ok=True)
-    entries = initramfs.CpioList()
-    for d in sorted({os.path.dirname(p) for p in extra if os.path.dirname(p)}):
-        entries.directory(d)
-    for path, data in sorted(extra.items()):
-        host = data
-        if isinstance(data, bytes):
-            host = initramfs.generated(os.path.join(data_dir, os.path.basename(path)), data)
-        entries.file(path, host)
-    out = os.path.join(session.build_dir, "robust", f"{name}.cpio")
-    tail = initramfs.write(entries, out + ".tail",
-                           initramfs.gen_init_cpio(session.build_dir))
-    with open(out, "wb") as o:
-        for part in (base, tail):
-            with open(part, "rb") as f:
-                shutil.copyfileobj(f, o)
-    return out
-
-
 def boot(session, k, plan, tag, extra=None, timeout=None):
     """Boot kernel k (kbuild.Kernel, its vCPUs) running plan with the extra
     files; returns qemu.Run. timeout: plain-kernel seconds (longer on a
     debug kernel), else the plan's usual limit."""
-    initrd = initrd_with(session, tag, extra or {})
+    initrd = initramfs.appended(session, tag, extra or {})
     log = os.path.join(session.logs, f"{tag}.log")
     ui.step(f"booting {k.label} in QEMU ({k.smp} vCPU): {', '.join(plan)} "
             f"(console: {os.path.relpath(log)})")

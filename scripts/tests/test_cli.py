@@ -265,6 +265,8 @@ class ConflictingArguments(MakeDry):
         self.assertIn("FRESH= goes with 'make check'", self.refused("lab", "1", "FRESH=1"))
         self.assertIn("FAULTS= goes with 'make robust'", self.refused("check", "FAULTS=1"))
         self.assertIn("KCSAN= goes with 'make robust'", self.refused("lab", "6", "KCSAN=1"))
+        self.assertIn("TRACE= goes with 'make lab', 'make shell'", self.refused("gdb", "6", "TRACE=1"))
+        self.assertTrue(self.parsed("shell", "6", "TRACE=1").trace)
         self.assertIn("SEED= goes with", self.refused("lab", "1", "SEED=3"))
         self.assertIn("KERNEL= goes with", self.refused("list", "KERNEL=1"))
         self.assertIn("make robust N", self.refused("robust", "1", "KERNEL=0"))
