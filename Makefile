@@ -26,9 +26,10 @@ FTLAB_OPTS := $(if $(KERNEL),--kernel $(KERNEL)) $(if $(BUILD),--build-dir $(BUI
 	$(if $(ANSWERS),--answers $(ANSWERS)) \
 	$(if $(STUDENT),--student=$(STUDENT)) $(if $(TODO),--todo $(TODO)) \
 	$(if $(FORCE),--force=$(FORCE)) $(if $(FRESH),--fresh=$(FRESH)) \
-	$(if $(FAULTS),--faults=$(FAULTS)) $(if $(KCSAN),--kcsan=$(KCSAN)) $(if $(TRACE),--trace=$(TRACE))
+	$(if $(FAULTS),--faults=$(FAULTS)) $(if $(KCSAN),--kcsan=$(KCSAN)) $(if $(TRACE),--trace=$(TRACE)) \
+	$(if $(SCREENSHOT),--screenshot=$(SCREENSHOT))
 
-NUMBERED := lab gdb shell kernel robust exercise save grade solution
+NUMBERED := lab gdb shell kernel robust exercise save grade solution kernelshark
 TARGETS  := $(NUMBERED) list docs check bench clean distclean deps rebase help
 
 # The words besides the target ("make lab 3": 3), passed on as they are,

@@ -6,6 +6,11 @@ targets:
   gdb N      boot checkpoint N paused and attach gdb with the lab helpers
   shell N    boot checkpoint N to a busybox shell in tracefs
   kernel N   build checkpoint N; print the paths of its bzImage and vmlinux
+  kernelshark N
+             the traces of lab N's last TRACE=1 run in KernelShark (without
+             a display, or with SCREENSHOT=1: a picture of it, taken under
+             Xvfb, in build/traces/labNN-KERNEL[-CHECK].png; CHECK=ID:
+             that check's trace only)
   list       checkpoints and labs, with their state
   docs       the HTML and text docs, in build/docs/ (docs N: checkpoint N's view;
              ANSWERS=0: without the answers to the Questions, ANSWERS=1:
@@ -40,7 +45,8 @@ options (make variables in brackets):
   --gdb-port PORT     gdbstub port for "gdb" (GDB_PORT=PORT, default: a free one)
   --timeout SECONDS   guest time limit (TIMEOUT=SECONDS)
   --list              with lab: list the lab's checks, run nothing (LIST=1)
-  --check ID          with lab: run only that check (CHECK=ID)
+  --check ID          with lab: run only that check; with kernelshark: open only
+                      its trace (CHECK=ID)
   --base VERSION      with rebase: the Debian version to move to (BASE=...)
   --verbose           show the commands run (V=1)
   --debug             lab, gdb, shell, kernel, robust: the debug variant (KASAN,
@@ -59,6 +65,8 @@ options (make variables in brackets):
                       its allocations in turn, on the debug kernels (FAULTS=1)
   --kcsan             with robust: the concurrency test and the labs on KCSAN
                       kernels, data races in the series' code fail (KCSAN=1)
+  --screenshot        with kernelshark: a picture under Xvfb, not a window
+                      (SCREENSHOT=1)
   --trace             lab: each check's ftrace buffers saved as trace-cmd's
                       trace.dat in build/traces/labNN-KERNEL/; shell: the
                       guest's save-trace NAME saves them to
@@ -67,8 +75,8 @@ options (make variables in brackets):
                       initramfs and plan are unchanged since their last run
                       (by default make check grades those runs' logs again)
                       (FRESH=1)
-The switches DEBUG, V, LIST, FULL, STUDENT, FORCE, FRESH, FAULTS, KCSAN and
-TRACE are on with 1 and off with 0.
+The switches DEBUG, V, LIST, FULL, STUDENT, FORCE, FRESH, FAULTS, KCSAN,
+TRACE and SCREENSHOT are on with 1 and off with 0.
 """
 
 import argparse
@@ -85,7 +93,7 @@ from labkit.errors import HarnessError  # noqa: E402
 NUMBERED = ("lab", "gdb", "shell", "kernel")
 EXERCISE = ("exercise", "save", "grade", "solution")
 COMMANDS = NUMBERED + EXERCISE + ("list", "docs", "check", "bench", "clean", "deps", "rebase",
-                                  "robust")
+                                  "robust", "kernelshark")
 
 
 class UsageError(HarnessError):
@@ -117,19 +125,20 @@ def parse_checkpoint(command, text, given=""):
 # The make variables that are switches: 1 is on, 0 (or nothing) off.
 SWITCHES = {"debug": "DEBUG", "verbose": "V", "list": "LIST", "full": "FULL",
             "student": "STUDENT", "force": "FORCE", "fresh": "FRESH", "faults": "FAULTS",
-            "kcsan": "KCSAN", "trace": "TRACE"}
+            "kcsan": "KCSAN", "trace": "TRACE", "screenshot": "SCREENSHOT"}
 
 # Which targets each make variable goes with (the others take any target).
-GOES_WITH = {"kernel": ("KERNEL", NUMBERED + ("robust",)),
+GOES_WITH = {"kernel": ("KERNEL", NUMBERED + ("robust", "kernelshark")),
              "gdb_port": ("GDB_PORT", ("gdb",)),
              "list": ("LIST", ("lab",)),
-             "check": ("CHECK", ("lab",)),
+             "check": ("CHECK", ("lab", "kernelshark")),
              "base": ("BASE", ("rebase",)),
              "full": ("FULL", ("bench", "check")),
              "fresh": ("FRESH", ("check",)),
              "faults": ("FAULTS", ("robust",)),
              "kcsan": ("KCSAN", ("robust",)),
              "trace": ("TRACE", ("lab", "shell")),
+             "screenshot": ("SCREENSHOT", ("kernelshark",)),
              "answers": ("ANSWERS", ("docs",)),
              "force": ("FORCE", ("clean",)),
              "bench_kernels": ("BENCH_KERNELS", ("bench",)),
@@ -222,7 +231,7 @@ def parse_args(argv):
     elif args.command == "robust":
         cps = series.checkpoints()
         args.number = cps[-1].number if cps else None
-    elif args.command in NUMBERED + EXERCISE:
+    elif args.command in NUMBERED + EXERCISE + ("kernelshark",):
         args.number = parse_checkpoint(args.command, args.number)
     elif args.command == "docs" and args.number is not None:
         args.number = parse_checkpoint(args.command, args.number)
@@ -434,6 +443,13 @@ def dispatch(argv):
         return bench.run(session, kernels, full=args.full)
     if args.command in EXERCISE:
         return cmd_exercise(args, session)
+    if args.command == "kernelshark":
+        from labkit import kshark
+        deps.require(kshark.SCREENSHOT_PACKAGES if args.screenshot or not os.environ.get("DISPLAY")
+                     else kshark.PACKAGES)
+        return kshark.run(session, args.number,
+                          None if args.kernel is None else series.kernel_name(args.kernel),
+                          args.check, args.screenshot)
     if args.command == "robust":
         from labkit import robust
         session.prepare()

@@ -42,6 +42,7 @@ import glob
 import io
 import os
 import re
+import shutil
 import subprocess
 
 from . import interrupt, series, ui
@@ -108,9 +109,12 @@ def asciidoctor(src, out, checkpoint, messages, backend="html5", extra=()):
 
 
 def diagrams(out_dir, messages):
-    """doc/diagrams/*.dot -> out_dir/diagrams/*.svg with dot."""
+    """doc/diagrams/*.dot -> out_dir/diagrams/*.svg with dot; the pictures
+    (doc/diagrams/*.png: screenshots) copied beside them."""
     dest = os.path.join(out_dir, "diagrams")
     os.makedirs(dest, exist_ok=True)
+    for png in sorted(glob.glob(os.path.join(DIAGRAMS, "*.png"))):
+        shutil.copy2(png, dest)
     ok = True
     for dot in sorted(glob.glob(os.path.join(DIAGRAMS, "*.dot"))):
         svg = os.path.join(dest, os.path.splitext(os.path.basename(dot))[0] + ".svg")

@@ -273,7 +273,7 @@ def run_one_lab(session, number, kernel, only=None, debug=False, flavour=None, t
     if cp.needs_gdb:
         run_gdb_lab(session, k, cp, kernel, tally, only=only, plain=True)
         return tally
-    tag = f"lab{number:02d}-{k.name}"
+    tag = traces.tag(f"{number:02d}", k.name)
     if trace:
         run, report, paths, problems = traces.boot(session, k, [lab_item(number, only)], tag)
     else:

@@ -95,6 +95,11 @@ def decode(text):
     return files, problems
 
 
+def tag(lab, kernel_name):
+    """The name of a lab run's traces: labNN-KERNEL (lab: "06")."""
+    return f"lab{lab}-{kernel_name}"
+
+
 def folder(build_dir, tag):
     return os.path.join(build_dir, "traces", tag)
 

@@ -267,6 +267,10 @@ class ConflictingArguments(MakeDry):
         self.assertIn("KCSAN= goes with 'make robust'", self.refused("lab", "6", "KCSAN=1"))
         self.assertIn("TRACE= goes with 'make lab', 'make shell'", self.refused("gdb", "6", "TRACE=1"))
         self.assertTrue(self.parsed("shell", "6", "TRACE=1").trace)
+        self.assertIn("SCREENSHOT= goes with 'make kernelshark'",
+                      self.refused("lab", "6", "SCREENSHOT=1"))
+        args = self.parsed("kernelshark", "6", "CHECK=article", "SCREENSHOT=1")
+        self.assertEqual((args.number, args.check, args.screenshot), (6, "article", True))
         self.assertIn("SEED= goes with", self.refused("lab", "1", "SEED=3"))
         self.assertIn("KERNEL= goes with", self.refused("list", "KERNEL=1"))
         self.assertIn("make robust N", self.refused("robust", "1", "KERNEL=0"))
