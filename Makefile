@@ -29,7 +29,7 @@ FTLAB_OPTS := $(if $(KERNEL),--kernel $(KERNEL)) $(if $(BUILD),--build-dir $(BUI
 	$(if $(FAULTS),--faults=$(FAULTS)) $(if $(KCSAN),--kcsan=$(KCSAN)) $(if $(TRACE),--trace=$(TRACE)) \
 	$(if $(SCREENSHOT),--screenshot=$(SCREENSHOT))
 
-NUMBERED := lab gdb shell kernel robust exercise save grade solution kernelshark
+NUMBERED := lab gdb shell kernel robust exercise save grade solution kernelshark report
 TARGETS  := $(NUMBERED) list docs check bench clean distclean deps rebase help
 
 # The words besides the target ("make lab 3": 3), passed on as they are,

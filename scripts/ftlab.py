@@ -6,6 +6,9 @@ targets:
   gdb N      boot checkpoint N paused and attach gdb with the lab helpers
   shell N    boot checkpoint N to a busybox shell in tracefs
   kernel N   build checkpoint N; print the paths of its bzImage and vmlinux
+  report N   lab N's last run as a page, build/reports/labNN.html: each
+             check's verdict and diff, and with TRACE=1's traces a timeline
+             of each check's events (KERNEL=M: the run on checkpoint M)
   kernelshark N
              the traces of lab N's last TRACE=1 run in KernelShark (without
              a display, or with SCREENSHOT=1: a picture of it, taken under
@@ -93,7 +96,7 @@ from labkit.errors import HarnessError  # noqa: E402
 NUMBERED = ("lab", "gdb", "shell", "kernel")
 EXERCISE = ("exercise", "save", "grade", "solution")
 COMMANDS = NUMBERED + EXERCISE + ("list", "docs", "check", "bench", "clean", "deps", "rebase",
-                                  "robust", "kernelshark")
+                                  "robust", "kernelshark", "report")
 
 
 class UsageError(HarnessError):
@@ -128,7 +131,7 @@ SWITCHES = {"debug": "DEBUG", "verbose": "V", "list": "LIST", "full": "FULL",
             "kcsan": "KCSAN", "trace": "TRACE", "screenshot": "SCREENSHOT"}
 
 # Which targets each make variable goes with (the others take any target).
-GOES_WITH = {"kernel": ("KERNEL", NUMBERED + ("robust", "kernelshark")),
+GOES_WITH = {"kernel": ("KERNEL", NUMBERED + ("robust", "kernelshark", "report")),
              "gdb_port": ("GDB_PORT", ("gdb",)),
              "list": ("LIST", ("lab",)),
              "check": ("CHECK", ("lab", "kernelshark")),
@@ -231,7 +234,7 @@ def parse_args(argv):
     elif args.command == "robust":
         cps = series.checkpoints()
         args.number = cps[-1].number if cps else None
-    elif args.command in NUMBERED + EXERCISE + ("kernelshark",):
+    elif args.command in NUMBERED + EXERCISE + ("kernelshark", "report"):
         args.number = parse_checkpoint(args.command, args.number)
     elif args.command == "docs" and args.number is not None:
         args.number = parse_checkpoint(args.command, args.number)
@@ -443,6 +446,11 @@ def dispatch(argv):
         return bench.run(session, kernels, full=args.full)
     if args.command in EXERCISE:
         return cmd_exercise(args, session)
+    if args.command == "report":
+        from labkit import report
+        deps.require(report.PACKAGES + traces.PACKAGES)
+        kernel = args.kernel if args.kernel is not None else args.number
+        return report.run(session, args.number, series.kernel_name(kernel))
     if args.command == "kernelshark":
         from labkit import kshark
         deps.require(kshark.SCREENSHOT_PACKAGES if args.screenshot or not os.environ.get("DISPLAY")

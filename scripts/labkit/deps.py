@@ -15,13 +15,14 @@ from .errors import HarnessError
 BUILD_PACKAGES = ("linux-source-6.1", "gcc", "make", "bc", "bison", "flex", "libelf-dev",
                   "libssl-dev", "cpio", "xz-utils", "ccache", "python3", "perl", "git")
 # Boot it: QEMU, and the guest's busybox; trace-cmd, which TRACE=1 packs
-# into the guest (and reads the traces with on the host).
-GUEST_PACKAGES = ("qemu-system-x86", "busybox-static", "trace-cmd")
+# into the guest (and reads the traces with on the host), and Chart.js,
+# which the report pages of the traces inline (make report).
+GUEST_PACKAGES = ("qemu-system-x86", "busybox-static", "trace-cmd", "libjs-chart.js")
 GDB_PACKAGES = ("gdb",)
 # What "make docs" needs on its own: no kernel, no QEMU.
 DOCS_PACKAGES = ("asciidoctor", "graphviz", "pandoc", "linkchecker")
-# make check's static part.
-CHECK_PACKAGES = ("python3-pyflakes",)
+# make check's static part, and the browser that renders a report page.
+CHECK_PACKAGES = ("python3-pyflakes", "chromium")
 # make bench's charts.
 BENCH_PACKAGES = ("gnuplot-nox",)
 LAB_PACKAGES = BUILD_PACKAGES + GUEST_PACKAGES

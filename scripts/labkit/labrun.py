@@ -286,5 +286,9 @@ def run_one_lab(session, number, kernel, only=None, debug=False, flavour=None, t
             first = sorted(paths.values())[0]
             print(f"traces: one trace.dat per check in {os.path.relpath(os.path.dirname(first))}"
                   f"; read one with: trace-cmd report -i {os.path.relpath(first)}")
+            from . import report as report_page
+            page, _drawn = report_page.lab_page(session.build_dir, number, k.name,
+                                                run.lines, paths)
+            print(f"report, with a timeline of each check's trace: {os.path.relpath(page)}")
     print(f"console log: {os.path.relpath(run.log)}")
     return tally

@@ -221,7 +221,8 @@ def start_check(session, k, lanes):
 
 def grade_check(booted, k, tally):
     """make check's verdicts on start_check's boot: the labs as without
-    TRACE (their checks graded as usual), the files, the facts."""
+    TRACE (their checks graded as usual), the files, the facts, and lab
+    06's report page in a browser (report.grade_check)."""
     from . import labrun
     run, lab_report, paths, problems = booted
     label = f"trace-cmd [{k.name}]"
@@ -232,6 +233,8 @@ def grade_check(booted, k, tally):
                          name=f"{k.name}, TRACE=1")
     if grade_files(run, lab_report, paths, problems, label, tally):
         grade_facts(lab_report, paths, label, tally)
+        from . import report
+        report.grade_check(k.build_dir, k, run.lines, paths, tally)
 
 
 def shell(session, k):

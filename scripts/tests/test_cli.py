@@ -271,6 +271,8 @@ class ConflictingArguments(MakeDry):
                       self.refused("lab", "6", "SCREENSHOT=1"))
         args = self.parsed("kernelshark", "6", "CHECK=article", "SCREENSHOT=1")
         self.assertEqual((args.number, args.check, args.screenshot), (6, "article", True))
+        args = self.parsed("report", "6", "KERNEL=5")
+        self.assertEqual((args.command, args.number, args.kernel), ("report", 6, 5))
         self.assertIn("SEED= goes with", self.refused("lab", "1", "SEED=3"))
         self.assertIn("KERNEL= goes with", self.refused("list", "KERNEL=1"))
         self.assertIn("make robust N", self.refused("robust", "1", "KERNEL=0"))

@@ -1,0 +1,108 @@
+import os
+import shutil
+import tempfile
+import time
+import unittest
+from unittest import mock
+
+from labkit import report
+
+REPORT = """cpus=1
+            init-46    [000]    13.454889: print:                tracing_mark_write: armed
+         busybox-48    [000]    13.583535: kmalloc:              (alloc_bprm+0x2a) call_site=alloc_bprm+0x2a bytes_req=416
+            init-70    [001]    28.254119: kernel_stack:         <stack trace >
+=> trace_event_buffer_commit (ffffffff8108a577)
+=> trace_event_raw_event_kmalloc (ffffffff810c6e48)
+"""
+
+
+class Events(unittest.TestCase):
+    def test_marks_stacks_and_events(self):
+        evs = report.events(REPORT)
+        self.assertEqual([(e["cpu"], e["ts"], e["kind"], e["label"]) for e in evs],
+                         [(0, 13.454889, report.MARK, "armed"),
+                          (0, 13.583535, "kmalloc",
+                           "(alloc_bprm+0x2a) call_site=alloc_bprm+0x2a bytes_req=416"),
+                          (1, 28.254119, report.STACK, "trace_event_buffer_commit")])
+        self.assertEqual(evs[0]["task"], "init-46")
+
+    def test_kernels_graded_here(self):
+        self.assertEqual([report.kernel_of(n) for n in ("cp6", "upstream", "cp7-debug",
+                                                        "student-cp3")],
+                         [6, "upstream", None, None])
+
+
+class Page(unittest.TestCase):
+    def test_verdicts_diffs_and_a_canvas_per_timeline(self):
+        entries = [{"id": "a", "title": "t <1>", "ok": True, "evidence": []},
+                   {"id": "b", "title": "u", "ok": False, "evidence": ["-want", "+got"]},
+                   {"id": "c", "title": "v", "ok": None, "evidence": []}]
+        text = report.page("Lab 06", entries, {"a": report.events(REPORT), "b": []}, "/*js*/")
+        self.assertIn('<canvas id="chart-a">', text)
+        self.assertNotIn('chart-b"', text)
+        self.assertIn("The check left no events", text)
+        self.assertIn("t &lt;1&gt;", text)
+        self.assertIn("-want\n+got", text)
+        self.assertIn("not graded", text)
+        self.assertIn("/*js*/", text)
+        self.assertNotIn("No traces", text)
+        self.assertIn("No traces", report.page("Lab 06", entries, {}, ""))
+
+
+class Stale(unittest.TestCase):
+    def test_traces_older_than_the_log_are_left_out(self):
+        build = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, build)
+        folder = os.path.join(build, "traces", "lab06-cp6")
+        os.makedirs(folder)
+        open(os.path.join(folder, "06-article.dat"), "w").close()
+        os.makedirs(os.path.join(build, "logs"))
+        log = os.path.join(build, "logs", "lab06-cp6.log")
+        open(log, "w").close()
+        got = {}
+
+        def write(out, title, lines, number, kernel, paths):
+            got.update(paths)
+            return {}
+        old = time.time() - 100
+        with mock.patch.object(report, "write", write):
+            os.utime(folder, (old, old))
+            out, _ = report.lab_page(build, 6, "cp6")
+            self.assertEqual((got, os.path.basename(out)), ({}, "lab06.html"))
+            os.utime(log, (old - 50, old - 50))
+            out, _ = report.lab_page(build, 6, "cp6")
+            self.assertEqual(list(got), ["06-article"])
+
+    def test_no_run_says_what_to_run(self):
+        from labkit.errors import HarnessError
+        with self.assertRaisesRegex(HarnessError, "'make lab 6 KERNEL=5' first"):
+            report.lab_page(tempfile.gettempdir() + "/no-such-build", 6, "cp5")
+
+
+class Render(unittest.TestCase):
+    def run_chromium(self, dom, stderr=""):
+        calls = []
+
+        def run(cmd, **kw):
+            calls.append(cmd)
+            return mock.Mock(returncode=0, stdout=dom, stderr=stderr)
+        with mock.patch.object(report.subprocess, "run", run):
+            return report.render("/t/p.html", "/t/p.png"), calls
+
+    def test_what_the_page_drew_and_its_errors(self):
+        (drawn, errors), calls = self.run_chromium(
+            '<pre id="errors"></pre><pre id="drawn">drawn {"article":105}</pre>')
+        self.assertEqual((drawn, errors), ({"article": 105}, []))
+        self.assertIn("--dump-dom", calls[0])
+        self.assertIn("--screenshot=/t/p.png", calls[1])
+
+    def test_a_script_error_is_reported(self):
+        (drawn, errors), _ = self.run_chromium(
+            '<pre id="errors">error: Chart is not defined\n</pre><pre id="drawn"></pre>',
+            '[1:1:INFO:CONSOLE(3)] "Uncaught ReferenceError: Chart is not defined"')
+        self.assertIsNone(drawn)
+        self.assertEqual(len(errors), 2)
+
+
+if __name__ == "__main__":
+    unittest.main()
