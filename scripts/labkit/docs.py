@@ -195,9 +195,10 @@ def lab_pages(out_dir, checkpoint, messages, extra=()):
     pages = reading_order(checkpoint)
     for src, page, _title in pages:
         if page.startswith("labs/"):
+            # a handout is a page of labs/: its pictures are one folder up
             ok &= asciidoctor(src, os.path.join(out_dir, page), checkpoint, messages,
-                              extra=["-a", "toc", "-a", "sectnums"] + navigated(pages, page)
-                              + list(extra))
+                              extra=["-a", "toc", "-a", "sectnums", "-a", "imagesdir=../diagrams"]
+                              + navigated(pages, page) + list(extra))
     return ok
 
 
