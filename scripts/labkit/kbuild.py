@@ -23,16 +23,26 @@ DEBUG_FRAGMENT = os.path.join(series.ROOT, "scripts", "debug.config")
 # KASAN, so a variant of its own.
 KCSAN_FRAGMENT = os.path.join(series.ROOT, "scripts", "kcsan.config")
 
+# kernel/trace/Makefile builds the tracing code without KCSAN when the
+# function tracer is on (KCSAN_SANITIZE := n, "to avoid recursion"): the
+# very code the series changes. A pattern-specific variable, given to
+# every sub-make of kbuild by --eval as DEBUG_INFO_FLAGS below, takes
+# precedence over that folder's global one in its objects' command
+# lines. No recursion follows: kernel/trace/ is built without the
+# function tracer's hooks, and KCSAN's runtime (kernel/kcsan/) neither
+# traced nor instrumented.
+KCSAN_TRACE_FLAGS = ["--eval=kernel/trace/%.o: KCSAN_SANITIZE := y"]
+
 # Each variant: its fragment on top of lab.config, the suffix of its name
-# (and object folder), its words in a label, and whether it builds the
-# sample module the robustness tests load. Both sanitizer variants boot
-# with two vCPUs.
+# (and object folder), its words in a label, whether it builds the sample
+# module the robustness tests load, and its own make flags. Both
+# sanitizer variants boot with two vCPUs.
 VARIANTS = {
-    "plain": {"fragments": [], "suffix": "", "label": "", "modules": False},
+    "plain": {"fragments": [], "suffix": "", "label": "", "modules": False, "flags": []},
     "debug": {"fragments": [DEBUG_FRAGMENT], "suffix": "-debug", "label": " (debug)",
-              "modules": True},
+              "modules": True, "flags": []},
     "kcsan": {"fragments": [KCSAN_FRAGMENT], "suffix": "-kcsan", "label": " (KCSAN)",
-              "modules": False},
+              "modules": False, "flags": KCSAN_TRACE_FLAGS},
 }
 
 # Full debug info (types, variables, arguments) only in kernel/: the
@@ -148,6 +158,7 @@ class Kernel:
                      + v["suffix"])
         self.fragments = [CONFIG_FRAGMENT] + v["fragments"]
         self.targets = ["bzImage", "scripts_gdb"] + (["modules"] if v["modules"] else [])
+        self.make_flags = DEBUG_INFO_FLAGS + v["flags"]
         self.smp = 2 if self.debug else 1
         self.build_dir = build_dir
         self.obj = os.path.join(build_dir, "obj", self.name)
@@ -182,7 +193,7 @@ class Kernel:
         env.setdefault("KBUILD_BUILD_HOST", "ftrace-labs")
         cc = "ccache gcc" if shutil.which("ccache") else "gcc"
         cmd = ["make", "-C", src, f"O={self.obj}", "ARCH=x86_64", f"CC={cc}",
-               *DEBUG_INFO_FLAGS, f"-j{(os.cpu_count() or 2) + 1}"] + list(targets)
+               *self.make_flags, f"-j{(os.cpu_count() or 2) + 1}"] + list(targets)
         out = open(log, "a") if log else subprocess.DEVNULL
         try:
             return subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env)
@@ -264,7 +275,7 @@ class Kernel:
     def stamp_text(self, commit):
         """What the stamp of a build from this commit, configuration and
         compiler flags says."""
-        flags = hashlib.sha256(" ".join(DEBUG_INFO_FLAGS).encode()).hexdigest()[:12]
+        flags = hashlib.sha256(" ".join(self.make_flags).encode()).hexdigest()[:12]
         return f"{commit} {self.config_digest()} {flags}"
 
     def up_to_date(self, commit):
@@ -330,6 +341,24 @@ class Kernel:
             if (got[-1] if got else None) != level:
                 problems.append(f"{obj}: compiled with {' '.join(got) or 'no -g'}, "
                                 f"the last should be {level}")
+        return problems
+
+    def race_checking_problems(self):
+        """Of a KCSAN kernel: the series' files of kernel/trace/ whose
+        recorded command line lacks KCSAN's instrumentation
+        (-fsanitize=thread; KCSAN_TRACE_FLAGS). Empty is right."""
+        problems = []
+        for obj in ("kernel/trace/trace_events_trigger.o", "kernel/trace/trace_functions.o",
+                    "kernel/trace/trace_events.o", "kernel/trace/ftrace.o"):
+            folder, name = os.path.split(obj)
+            try:
+                with open(os.path.join(self.obj, folder, f".{name}.cmd")) as f:
+                    line = f.readline()
+            except OSError:
+                problems.append(f"{obj}: no command line recorded")
+                continue
+            if "-fsanitize=thread" not in line:
+                problems.append(f"{obj}: compiled without -fsanitize=thread")
         return problems
 
     def modules(self):

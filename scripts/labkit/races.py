@@ -183,6 +183,10 @@ def grade(items, booted, k, tally, ours, reference=None):
                  [f"KCSAN's boot self-test did not pass: {words}",
                   f"console log: {booted.log}"])
         return races
+    problems = k.race_checking_problems()
+    tally.record(not problems, f"{label}: the tracing code is instrumented "
+                 "(kernel/trace/, which 6.1 builds without KCSAN)")
+    ui.block(problems)
     robust.grade_stress(booted, robust.parse_stress(booted.lines), k, tally, k.smp)
     report = protocol.parse(booted.lines)
     for item in items[1:]:

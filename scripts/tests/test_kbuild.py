@@ -141,12 +141,11 @@ class DebugInfo(unittest.TestCase):
         k = kbuild.Kernel("/b", 1)
         k.config_digest = lambda: "cfg"
         before = k.stamp_text("abc")
-        saved = kbuild.DEBUG_INFO_FLAGS
-        try:
-            kbuild.DEBUG_INFO_FLAGS = saved[:1]
-            self.assertNotEqual(k.stamp_text("abc"), before)
-        finally:
-            kbuild.DEBUG_INFO_FLAGS = saved
+        k.make_flags = kbuild.DEBUG_INFO_FLAGS[:1]
+        self.assertNotEqual(k.stamp_text("abc"), before)
+        kcsan = kbuild.Kernel("/b", 1, variant="kcsan")
+        kcsan.config_digest = lambda: "cfg"
+        self.assertNotEqual(kcsan.stamp_text("abc"), before)
 
 
 class DebugInfoOfABuild(unittest.TestCase):
@@ -264,6 +263,23 @@ class SeedFolder(unittest.TestCase):
         self.assertEqual(k.fragments, [kbuild.CONFIG_FRAGMENT, kbuild.KCSAN_FRAGMENT])
         self.assertNotIn("modules", k.targets)
         self.assertEqual(kbuild.Kernel(self.dir, 7, debug=True).name, "cp7-debug")
+        self.assertEqual(k.make_flags, kbuild.DEBUG_INFO_FLAGS + kbuild.KCSAN_TRACE_FLAGS)
+        self.assertEqual(kbuild.Kernel(self.dir, 7).make_flags, kbuild.DEBUG_INFO_FLAGS)
+
+    def test_a_kcsan_kernel_must_instrument_the_tracing_code(self):
+        import os
+        from labkit import kbuild
+        k = kbuild.Kernel(self.dir, 7, variant="kcsan")
+        trace = os.path.join(k.obj, "kernel", "trace")
+        os.makedirs(trace)
+        for name in ("trace_events_trigger", "trace_functions", "trace_events", "ftrace"):
+            with open(os.path.join(trace, f".{name}.o.cmd"), "w") as f:
+                f.write("cmd_kernel/trace/x.o := gcc -fsanitize=thread -c x.c\n")
+        self.assertEqual(k.race_checking_problems(), [])
+        with open(os.path.join(trace, ".ftrace.o.cmd"), "w") as f:
+            f.write("cmd_kernel/trace/ftrace.o := gcc -c ftrace.c\n")
+        self.assertEqual(k.race_checking_problems(),
+                         ["kernel/trace/ftrace.o: compiled without -fsanitize=thread"])
 
 
 class PlainPassOrder(unittest.TestCase):

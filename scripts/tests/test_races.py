@@ -171,15 +171,19 @@ class FakeRun:
 class Kernel:
     smp = 2
 
-    def __init__(self, kernel):
+    def __init__(self, kernel, uninstrumented=()):
         self.kernel = kernel
         self.name = f"{series.kernel_name(kernel)}-kcsan"
+        self.uninstrumented = list(uninstrumented)
+
+    def race_checking_problems(self):
+        return [f"{o}: compiled without -fsanitize=thread" for o in self.uninstrumented]
 
 
 class Grade(unittest.TestCase):
     ITEMS = ["robust:stress", "lab:06"]
 
-    def grade(self, lines, kernel=7, status="done", reference=None):
+    def grade(self, lines, kernel=7, status="done", reference=None, uninstrumented=()):
         from unittest import mock
         from labkit import ui
         lab = ["@@ftlab lab-begin 06", "@@ftlab lab-end 06"]
@@ -187,13 +191,13 @@ class Grade(unittest.TestCase):
         with contextlib.redirect_stdout(io.StringIO()) as out, \
                 mock.patch.object(races.robust, "grade_stress",
                                   lambda run, r, k, tally, smp: tally.record(True, "stress")):
-            races.grade(self.ITEMS, FakeRun(lab + lines, status), Kernel(kernel), tally,
-                        {"trigger_walk"}, reference)
+            races.grade(self.ITEMS, FakeRun(lab + lines, status),
+                        Kernel(kernel, uninstrumented), tally, {"trigger_walk"}, reference)
         return [(v.status, v.name) for v in tally.verdicts], out.getvalue()
 
     def test_no_race_in_the_series_passes_and_lists_the_others(self):
         verdicts, out = self.grade(kernel_log(report("tick_sched_timer", "n_tty_write")))
-        self.assertEqual([s for s, _ in verdicts], ["pass"] * 4, verdicts)
+        self.assertEqual([s for s, _ in verdicts], ["pass"] * 5, verdicts)
         self.assertIn("6.1's own: data-race in tick_sched_timer / n_tty_write", out)
 
     def test_a_race_in_the_series_fails_with_its_report(self):
@@ -221,8 +225,17 @@ class Grade(unittest.TestCase):
     def test_upstream_races_are_listed_never_failed(self):
         verdicts, out = self.grade(kernel_log(report("trigger_walk", "n_tty_write")),
                                    kernel="upstream")
-        self.assertEqual([s for s, _ in verdicts], ["pass"] * 3)
+        self.assertEqual([s for s, _ in verdicts], ["pass"] * 4)
         self.assertIn("6.1's own", out)
+
+    def test_uninstrumented_tracing_code_fails(self):
+        """6.1's kernel/trace/Makefile leaves the tracing code out of KCSAN:
+        a kernel built so cannot see a race in the series' code."""
+        verdicts, out = self.grade(kernel_log(), uninstrumented=["kernel/trace/ftrace.o"])
+        self.assertEqual(verdicts[1], ("fail", "KCSAN [cp7-kcsan]: the tracing code is "
+                                       "instrumented (kernel/trace/, which 6.1 builds without "
+                                       "KCSAN)"))
+        self.assertIn("kernel/trace/ftrace.o: compiled without -fsanitize=thread", out)
 
 
 class Plan(unittest.TestCase):
