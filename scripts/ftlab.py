@@ -8,7 +8,8 @@ targets:
   kernel N   build checkpoint N; print the paths of its bzImage and vmlinux
   report N   lab N's last run as a page, build/reports/labNN.html: each
              check's verdict and diff, and with TRACE=1's traces a timeline
-             of each check's events (KERNEL=M: the run on checkpoint M)
+             of each check's events (KERNEL=M: the run on checkpoint M, in
+             build/reports/labNN-cpM.html)
   kernelshark N
              the traces of lab N's last TRACE=1 run in KernelShark (without
              a display, or with SCREENSHOT=1: a picture of it, taken under
