@@ -330,11 +330,8 @@ class Kernel:
                 "arch/x86/kernel/setup.o": "-g1"}
         problems = []
         for obj, level in want.items():
-            folder, name = os.path.split(obj)
-            try:
-                with open(os.path.join(self.obj, folder, f".{name}.cmd")) as f:
-                    line = f.readline()
-            except OSError:
+            line = self.command_line(obj)
+            if line is None:
                 problems.append(f"{obj}: no command line recorded")
                 continue
             got = re.findall(r"(?<=\s)-g\d?(?=\s)", line)
@@ -350,16 +347,22 @@ class Kernel:
         problems = []
         for obj in ("kernel/trace/trace_events_trigger.o", "kernel/trace/trace_functions.o",
                     "kernel/trace/trace_events.o", "kernel/trace/ftrace.o"):
-            folder, name = os.path.split(obj)
-            try:
-                with open(os.path.join(self.obj, folder, f".{name}.cmd")) as f:
-                    line = f.readline()
-            except OSError:
+            line = self.command_line(obj)
+            if line is None:
                 problems.append(f"{obj}: no command line recorded")
-                continue
-            if "-fsanitize=thread" not in line:
+            elif "-fsanitize=thread" not in line:
                 problems.append(f"{obj}: compiled without -fsanitize=thread")
         return problems
+
+    def command_line(self, obj):
+        """The compiler command kbuild recorded for obj (its .cmd file's
+        first line), or None."""
+        folder, name = os.path.split(obj)
+        try:
+            with open(os.path.join(self.obj, folder, f".{name}.cmd")) as f:
+                return f.readline()
+        except OSError:
+            return None
 
     def modules(self):
         """{path in the guest: host file} of the modules the robustness
