@@ -35,14 +35,16 @@ KCSAN_TRACE_FLAGS = ["--eval=kernel/trace/%.o: KCSAN_SANITIZE := y"]
 
 # Each variant: its fragment on top of lab.config, the suffix of its name
 # (and object folder), its words in a label, whether it builds the sample
-# module the robustness tests load, and its own make flags. Both
-# sanitizer variants boot with two vCPUs.
+# module the robustness tests load, its own make flags, and whether a
+# WARN panics its guests (not KCSAN's: it would panic at its first race
+# report, qemu.append). Both sanitizer variants boot with two vCPUs.
 VARIANTS = {
-    "plain": {"fragments": [], "suffix": "", "label": "", "modules": False, "flags": []},
+    "plain": {"fragments": [], "suffix": "", "label": "", "modules": False, "flags": [],
+              "warn_panics": True},
     "debug": {"fragments": [DEBUG_FRAGMENT], "suffix": "-debug", "label": " (debug)",
-              "modules": True, "flags": []},
+              "modules": True, "flags": [], "warn_panics": True},
     "kcsan": {"fragments": [KCSAN_FRAGMENT], "suffix": "-kcsan", "label": " (KCSAN)",
-              "modules": False, "flags": KCSAN_TRACE_FLAGS},
+              "modules": False, "flags": KCSAN_TRACE_FLAGS, "warn_panics": False},
 }
 
 # Full debug info (types, variables, arguments) only in kernel/: the
@@ -159,6 +161,7 @@ class Kernel:
         self.fragments = [CONFIG_FRAGMENT] + v["fragments"]
         self.targets = ["bzImage", "scripts_gdb"] + (["modules"] if v["modules"] else [])
         self.make_flags = DEBUG_INFO_FLAGS + v["flags"]
+        self.warn_panics = v["warn_panics"]
         self.smp = 2 if self.debug else 1
         self.build_dir = build_dir
         self.obj = os.path.join(build_dir, "obj", self.name)

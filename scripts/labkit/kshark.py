@@ -42,15 +42,13 @@ def lab_traces(build_dir, number, kernel_name=None, check=None):
     folders = sorted(glob.glob(os.path.join(base, f"lab{lab}-*")), key=os.path.getmtime)
     folders = [f for f in folders if os.path.isdir(f)]
     own = traces.folder(build_dir, traces.tag(lab, series.kernel_name(number)))
-    if not kernel_name and own in folders:
-        folders.append(own)
     wanted = traces.folder(build_dir, traces.tag(lab, kernel_name)) if kernel_name else None
     if wanted and not os.path.isdir(wanted):
         raise HarnessError(f"no traces of lab {lab} on {kernel_name}: run "
                            f"'make lab {number} TRACE=1' (with KERNEL= as here) first")
     if not wanted and not folders:
         raise HarnessError(f"no traces of lab {lab} yet: run 'make lab {number} TRACE=1' first")
-    chosen = wanted or folders[-1]
+    chosen = wanted or (own if own in folders else folders[-1])
     files = sorted(glob.glob(os.path.join(chosen, "*.dat")))
     if check:
         files = [f for f in files if os.path.basename(f) == f"{lab}-{check}.dat"]

@@ -50,18 +50,20 @@ LOG_BEGIN, LOG_END = "@@ftlab kernel-log-begin", "@@ftlab kernel-log-end"
 # that level are found in the kernel log the guest prints at its end.
 BASE_APPEND = ("console=ttyS0 nokaslr panic=-1 oops=panic panic_on_warn=1 "
                "panic_print=0x20 loglevel=4 rdinit=/init")
+WARN_PANICS = " panic_on_warn=1"
 
 
-def append(plan, kernel=None, races=False, trace=False):
+def append(plan, kernel=None, warn_panics=True, trace=False):
     """The kernel command line of a guest that runs 'plan' (plan items, see
     initramfs/init) on 'kernel' ("upstream" or a checkpoint number), which
-    the guest's labs read to skip what upstream does differently. races:
-    a KCSAN kernel, which panics after its first race report when
-    panic_on_warn is set: without it, the run goes on past a race, so that
-    every race is listed, and a WARN still fails the run, found in the
-    kernel log at its end (REPORT_RE). trace: the guest saves each lab
-    check's buffers to its second serial port (ftlab.trace=1, lib.sh)."""
-    base = BASE_APPEND.replace(" panic_on_warn=1", "") if races else BASE_APPEND
+    the guest's labs read to skip what upstream does differently.
+    warn_panics: false for a kernel whose variant says so (a KCSAN kernel
+    panics after its first race report when panic_on_warn is set;
+    kbuild.VARIANTS): its run goes on past a race, so that every race is
+    listed, and a WARN still fails it, found in the kernel log at its end
+    (REPORT_RE). trace: the guest saves each lab check's buffers to its
+    second serial port (ftlab.trace=1, lib.sh)."""
+    base = BASE_APPEND if warn_panics else BASE_APPEND.replace(WARN_PANICS, "")
     line = f"{base} ftlab={','.join(plan)}"
     if kernel is not None:
         line += " ftlab.kernel=" + series.kernel_name(kernel)
@@ -163,7 +165,7 @@ def timeout_for(plan, user=None, debug=False):
 
 
 def command(bzimage, initrd, plan, kernel=None, gdb_port=None, interactive=False, smp=1,
-            races=False, trace_file=None):
+            warn_panics=True, trace_file=None):
     """The one QEMU command line of every guest: a plan run (its console on
     stdout, which the harness streams to a log and watches), paused under a
     gdbstub at gdb_port, or an interactive shell on the terminal. Two vCPUs
@@ -173,7 +175,7 @@ def command(bzimage, initrd, plan, kernel=None, gdb_port=None, interactive=False
     save-trace sends trace.dat files (traces.py)."""
     cmd = [QEMU, "-accel", "tcg,thread=single", "-m", "512", "-smp", str(smp),
            "-no-reboot", "-kernel", bzimage, "-initrd", initrd,
-           "-append", append(plan, kernel, races, trace=bool(trace_file))]
+           "-append", append(plan, kernel, warn_panics, trace=bool(trace_file))]
     if interactive:
         cmd += ["-nographic"]
     else:
@@ -189,10 +191,10 @@ def command(bzimage, initrd, plan, kernel=None, gdb_port=None, interactive=False
 
 def guest_command(k, initrd, plan, gdb_port=None, interactive=False, trace_file=None):
     """command() for kernel k (a kbuild.Kernel): its bzImage, name, vCPUs
-    and whether it is a KCSAN kernel."""
+    and whether a WARN panics it (its variant's)."""
     return command(k.bzimage, initrd, plan, k.kernel, gdb_port=gdb_port,
                    interactive=interactive, smp=getattr(k, "smp", 1),
-                   races=getattr(k, "variant", "plain") == "kcsan", trace_file=trace_file)
+                   warn_panics=getattr(k, "warn_panics", True), trace_file=trace_file)
 
 
 def interactive(k, initrd, plan, trace_file=None):
