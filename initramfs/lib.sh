@@ -110,15 +110,39 @@ probes() {
 # state LABEL: what the enable file $ENABLE (the lab's event) reads, after
 # LABEL: "0", "1", or in soft mode "0*" / "1*".
 state() {
-	echo "$1: enable reads $(cat "$ENABLE")"
+	_state="$1: enable reads $(cat "$ENABLE")"
+	note "$_state"
+	echo "$_state"
 }
 
-# switches: whether sched_switch recorded anything in the trace so far.
+# note TEXT: with "make lab N TRACE=1", TEXT goes into the check's trace
+# too, so that its timeline shows when the lab read what (make report N).
+# It goes into a trace instance of its own, ftlab-notes (_run makes it):
+# the lab's clear_trace and "cat trace" do not see it there, and no
+# trigger on the top level's ftrace:print fires. Without TRACE=1, nothing.
+NOTES_DIR=instances/ftlab-notes
+note() {
+	if [ -n "$NOTES" ]; then
+		echo "$1" > "$NOTES"
+	fi
+}
+
+# switches [MARK]: whether sched_switch recorded anything in the trace so
+# far, or since the trace_marker line MARK.
 switches() {
-	if trace_body | grep -q 'sched_switch:'; then
+	if trace_since "$1" | grep -q 'sched_switch:'; then
 		echo "sched_switch in trace: some"
 	else
 		echo "sched_switch in trace: none"
+	fi
+}
+
+# trace_since [MARK]: the trace body, or its part from the line of MARK on.
+trace_since() {
+	if [ -n "$1" ]; then
+		trace_body | sed -n "/tracing_mark_write: $1\$/,\$p"
+	else
+		trace_body
 	fi
 }
 
@@ -228,7 +252,7 @@ reset_tracing() {
 	cd "$TRACING" || return 1
 	for _d in instances/*; do
 		[ -d "$_d" ] || continue
-		reset_instance "$_d"
+		[ "$_d" = "$NOTES_DIR" ] || reset_instance "$_d"
 		rmdir "$_d"
 	done
 	reset_instance "$TRACING"
@@ -253,13 +277,18 @@ _run() {
 	_kind=$1 _id=$2 _title=$3 _fn=$4
 	skipped "$_id" && return
 	reset_tracing
+	NOTES= _saved=
+	if tracing_saved; then
+		_saved=1
+		mkdir "$TRACING/$NOTES_DIR" && NOTES=$TRACING/$NOTES_DIR/trace_marker
+	fi
 	ftlab check-begin "$LAB" "$_id" "$_kind" "$_title"
 	: > /tmp/.setup
 	(cd "$TRACING" && "$_fn") 2>&1
 	_rc=$?
 	cat /tmp/.setup
 	ftlab check-end "$LAB" "$_id" "rc=$_rc"
-	if tracing_saved; then
+	if [ -n "$_saved" ]; then
 		save-trace "$LAB-$_id" > /dev/null
 	fi
 }

@@ -9,7 +9,9 @@ targets:
   report N   lab N's last run as a page, build/reports/labNN.html: each
              check's verdict and diff, and with TRACE=1's traces a timeline
              of each check's events (KERNEL=M: the run on checkpoint M, in
-             build/reports/labNN-cpM.html)
+             build/reports/labNN-cpM.html; CHECK=ID: that check alone, in
+             labNN[-cpM]-ID.html; SCREENSHOT=1: a picture of the page too,
+             taken in headless Chromium, beside it as .png)
   kernelshark N
              the traces of lab N's last TRACE=1 run in KernelShark (without
              a display, or with SCREENSHOT=1: a picture of it, taken under
@@ -50,7 +52,7 @@ options (make variables in brackets):
   --timeout SECONDS   guest time limit (TIMEOUT=SECONDS)
   --list              with lab: list the lab's checks, run nothing (LIST=1)
   --check ID          with lab: run only that check; with kernelshark: open only
-                      its trace (CHECK=ID)
+                      its trace; with report: show only it (CHECK=ID)
   --base VERSION      with rebase: the Debian version to move to (BASE=...)
   --verbose           show the commands run (V=1)
   --debug             lab, gdb, shell, kernel, robust: the debug variant (KASAN,
@@ -69,8 +71,8 @@ options (make variables in brackets):
                       its allocations in turn, on the debug kernels (FAULTS=1)
   --kcsan             with robust: the concurrency test and the labs on KCSAN
                       kernels, data races in the series' code fail (KCSAN=1)
-  --screenshot        with kernelshark: a picture under Xvfb, not a window
-                      (SCREENSHOT=1)
+  --screenshot        with kernelshark: a picture under Xvfb, not a window; with
+                      report: a picture of the page (SCREENSHOT=1)
   --trace             lab: each check's ftrace buffers saved as trace-cmd's
                       trace.dat in build/traces/labNN-KERNEL/; shell: the
                       guest's save-trace NAME saves them to
@@ -135,14 +137,14 @@ SWITCHES = {"debug": "DEBUG", "verbose": "V", "list": "LIST", "full": "FULL",
 GOES_WITH = {"kernel": ("KERNEL", NUMBERED + ("robust", "kernelshark", "report")),
              "gdb_port": ("GDB_PORT", ("gdb",)),
              "list": ("LIST", ("lab",)),
-             "check": ("CHECK", ("lab", "kernelshark")),
+             "check": ("CHECK", ("lab", "kernelshark", "report")),
              "base": ("BASE", ("rebase",)),
              "full": ("FULL", ("bench", "check")),
              "fresh": ("FRESH", ("check",)),
              "faults": ("FAULTS", ("robust",)),
              "kcsan": ("KCSAN", ("robust",)),
              "trace": ("TRACE", ("lab", "shell")),
-             "screenshot": ("SCREENSHOT", ("kernelshark",)),
+             "screenshot": ("SCREENSHOT", ("kernelshark", "report")),
              "answers": ("ANSWERS", ("docs",)),
              "force": ("FORCE", ("clean",)),
              "bench_kernels": ("BENCH_KERNELS", ("bench",)),
@@ -451,7 +453,10 @@ def dispatch(argv):
         from labkit import report
         deps.require(report.PACKAGES + traces.PACKAGES)
         kernel = args.kernel if args.kernel is not None else args.number
-        return report.run(session, args.number, series.kernel_name(kernel))
+        if args.screenshot:
+            deps.require(report.RENDER_PACKAGES)
+        return report.run(session, args.number, series.kernel_name(kernel), args.check,
+                          args.screenshot)
     if args.command == "kernelshark":
         from labkit import kshark
         deps.require(kshark.SCREENSHOT_PACKAGES if args.screenshot or not os.environ.get("DISPLAY")

@@ -33,6 +33,7 @@ my_pid() {
 # "read" is used, not cat: no program is started.
 state() {
 	read -r _v < "$1/enable"
+	note "$1/enable: $_v"
 	echo "$1/enable: $_v"
 }
 

@@ -235,10 +235,15 @@ def gdb_runs(session, k, kernel, labs, tally):
     """What runs under gdb while the tree is checked out at kernel (gdb
     shows its source lines): the gdb labs, the kernel's own lab's gdb
     script and the next lab's (which must fail here), and on upstream the
-    gdb helpers' self-test."""
+    gdb helpers' self-test. On its own checkpoint, lab 02 runs with
+    TRACE=1: gdb's output must still be its gdb.expected, and its trace
+    must tell soft mode's story (traces.grade_soft_mode)."""
     for cp in labs:
         if cp.needs_gdb and (getattr(session, "full", False) or gdb_lab_wanted(cp, kernel)):
-            labrun.run_gdb_lab(session, k, cp, kernel, tally)
+            traced = kernel == cp.number == traces.SOFT_MODE_LAB
+            result = labrun.run_gdb_lab(session, k, cp, kernel, tally, trace=traced)
+            if result and result[1]:
+                traces.grade_soft_mode(result[1], f"trace-cmd [{k.name}]", tally)
     if kernel == "upstream":
         gdb_helpers_selftest(session, k, tally)
         return

@@ -82,11 +82,12 @@ class GdbPortError(HarnessError):
     """QEMU could not open its gdbstub port."""
 
 
-def start_guest(kernel, initrd, port, log, plan):
+def start_guest(kernel, initrd, port, log, plan, trace_file=None):
     """QEMU paused under a gdbstub at port, its console streamed to log
     (qemu.Guest: one launcher, one crash detector for every run), once
-    it listens there (wait_for_stub)."""
-    guest = qemu.Guest(qemu.guest_command(kernel, initrd, [plan], gdb_port=port), log,
+    it listens there (wait_for_stub). trace_file: as qemu.command's."""
+    guest = qemu.Guest(qemu.guest_command(kernel, initrd, [plan], gdb_port=port,
+                                          trace_file=trace_file), log,
                        own_session=True)
     wait_for_stub(guest, port)
     return guest
@@ -189,11 +190,20 @@ class BatchRun:
             return ["the guest reported an error:"] + ["    " + l for l in problem]
         return []
 
+    @property
+    def ok(self):
+        """As qemu.Run's: for traces.grade_files."""
+        return not self.broken
+
+    def explain(self):
+        return self.problems()
+
     def where(self):
         return f"gdb log: {os.path.relpath(self.gdb_log)}; console: {os.path.relpath(self.log)}"
 
 
-def batch_run(kernel, initrd, cp, port, logdir, tag, timeout_for, script=None, plan=None):
+def batch_run(kernel, initrd, cp, port, logdir, tag, timeout_for, script=None, plan=None,
+              trace_file=None):
     """Boot kernel paused, run gdb in batch mode against it (the lab's gdb
     script, or 'script'), then stop the guest. Logs are named after tag.
     timeout_for(plan) gives the time limit, as for every guest run
@@ -203,7 +213,7 @@ def batch_run(kernel, initrd, cp, port, logdir, tag, timeout_for, script=None, p
     timeout = timeout_for([plan])
     log = os.path.join(logdir, f"gdb-{tag}.console.log")
     gdb_log = os.path.join(logdir, f"gdb-{tag}.gdb.log")
-    guest = start_guest(kernel, initrd, port, log, plan)
+    guest = start_guest(kernel, initrd, port, log, plan, trace_file)
     gdb = None
     try:
         env = dict(os.environ, FTLAB_CONSOLE_LOG=log)
@@ -223,14 +233,14 @@ def batch_run(kernel, initrd, cp, port, logdir, tag, timeout_for, script=None, p
     return BatchRun(gdb_lines, run, timeout, gdb_log)
 
 
-def unattended(kernel, initrd, cp, port, logdir, timeout_for, plan=None):
+def unattended(kernel, initrd, cp, port, logdir, timeout_for, plan=None, trace_file=None):
     """Run the lab's gdb script in batch mode. Returns (ok, evidence, run):
     ok when what gdb printed while the guest ran is the lab's gdb.expected
     (grade.gdb_region), the guest reached the lab's end and nothing broke.
     run.console is what the guest printed (a "# flags: gdb" lab is graded
     from it)."""
     run = batch_run(kernel, initrd, cp, port, logdir, f"{kernel.name}-lab{cp.number:02d}",
-                    timeout_for, plan=plan)
+                    timeout_for, plan=plan, trace_file=trace_file)
     evidence = run.problems()
     evidence += grade_gdb_lab(cp, run.gdb_lines)
     if evidence:

@@ -8,7 +8,6 @@ import threading
 
 from . import (deps, exercise, ftmatrix, gdbrun, grade, initramfs, kbuild, protocol, qemu,
                series, traces, tree, ui)
-from .errors import HarnessError
 
 
 class Session:
@@ -207,29 +206,44 @@ def grade_ftracetest(report, kernel, tally, log, name=None):
                  + [f"console log: {os.path.relpath(log)}"])
 
 
-def run_gdb_lab(session, k, cp, kernel, tally, port=None, only=None, plain=False):
+def run_gdb_lab(session, k, cp, kernel, tally, port=None, only=None, plain=False,
+                trace=False):
     """A lab with "# flags: gdb": boot paused, gdb runs the lab's script
     unattended (serving its requests), then grade the guest's output and,
     on the lab's own checkpoint, gdb's output too. plain: graded as on
-    the lab's checkpoint whatever the kernel (make lab N KERNEL=M)."""
-    ui.step(f"booting {k.label} under gdb for lab {cp.number:02d} (it asks gdb to act)")
-    ok, evidence, run = gdbrun.unattended(k, session.initrd(), cp, port or gdbrun.free_port(),
+    the lab's checkpoint whatever the kernel (make lab N KERNEL=M).
+    trace: each check's buffers saved as a trace.dat (traces.py); returns
+    (run, {name: path}) then, for a caller that reads the traces."""
+    tag = traces.tag(f"{cp.number:02d}", k.name)
+    initrd, serial = session.initrd(), None
+    if trace:
+        initrd = initramfs.appended(session, "trace", traces.guest_files())
+        serial = traces.serial_file(session.build_dir, tag)
+    ui.step(f"booting {k.label} under gdb for lab {cp.number:02d} (it asks gdb to act)"
+            + (", with trace-cmd" if trace else ""))
+    ok, evidence, run = gdbrun.unattended(k, initrd, cp, port or gdbrun.free_port(),
                                           session.logs,
                                           lambda plan: session.timeout_for(plan, k),
-                                          plan=gdbrun.lab_plan(cp, only))
+                                          plan=gdbrun.lab_plan(cp, only), trace_file=serial)
     if run.broken:
         tally.record(False, f"lab {cp.number:02d} [{k.name}] under gdb")
         ui.block(evidence)
-        return
-    grade_lab(protocol.parse(run.console), cp, graded_as(kernel, cp, plain), tally, only,
+        return None
+    report = protocol.parse(run.console)
+    grade_lab(report, cp, graded_as(kernel, cp, plain), tally, only,
               name=k.name, debug=k.debug)
-    if only:
-        return      # gdb.expected is what the whole lab makes gdb print
-    if graded_as(kernel, cp, plain) == cp.number:
+    if trace:
+        paths, problems = traces.store(session.build_dir, tag, serial)
+        if not traces.grade_files(run, report, paths, problems,
+                                  f"lab {cp.number:02d} [{k.name}] TRACE=1", tally):
+            paths = {}
+    # gdb.expected is what the whole lab makes gdb print: not for one check
+    if not only and graded_as(kernel, cp, plain) == cp.number:
         tally.record(ok, f"gdb lab {cp.number:02d} [{k.name}]")
         ui.block(evidence)
-    elif kernel == cp.number - 1:
+    elif not only and kernel == cp.number - 1:
         gdb_before(session, k, cp, tally, booted=run)
+    return (run, paths) if trace else None
 
 
 def gdb_before(session, k, cp, tally, booted=None):
@@ -262,16 +276,15 @@ def run_one_lab(session, number, kernel, only=None, debug=False, flavour=None, t
     """make lab N [KERNEL=upstream|M] [CHECK=ID] [DEBUG=1] [STUDENT=1]
     [TRACE=1: each check's buffers saved as a trace.dat, traces.py]."""
     cp = series.lookup(number)
-    if trace and cp.needs_gdb:
-        raise HarnessError(f"lab {number:02d} runs under gdb, which TRACE=1 does not "
-                           "support yet: run the lab without it")
     k = session.kernel(kernel, debug, flavour)
     tally = ui.Tally(f"lab {number:02d} [{k.name}]")
     if not series.has_checkpoint(kernel, number):
         ui.info(f"note: this is checkpoint {kernel}'s kernel, not checkpoint {number}'s: "
                 f"lab {number:02d}'s checks of what checkpoint {number} adds fail here")
     if cp.needs_gdb:
-        run_gdb_lab(session, k, cp, kernel, tally, only=only, plain=True)
+        traced = run_gdb_lab(session, k, cp, kernel, tally, only=only, plain=True, trace=trace)
+        if traced:
+            point_at_traces(session, number, k, traced[0].console, traced[1])
         return tally
     tag = traces.tag(f"{number:02d}", k.name)
     if trace:
@@ -283,12 +296,22 @@ def run_one_lab(session, number, kernel, only=None, debug=False, flavour=None, t
                   debug=k.debug)
         if trace and traces.grade_files(run, report, paths, problems,
                                         f"lab {number:02d} [{k.name}] TRACE=1", tally):
-            first = sorted(paths.values())[0]
-            print(f"traces: one trace.dat per check in {os.path.relpath(os.path.dirname(first))}"
-                  f"; read one with: trace-cmd report -i {os.path.relpath(first)}")
-            from . import report as report_page
-            page, _drawn = report_page.lab_page(session.build_dir, number, k.name,
-                                                run.lines, paths)
-            print(f"report, with a timeline of each check's trace: {os.path.relpath(page)}")
+            point_at_traces(session, number, k, run.lines, paths)
     print(f"console log: {os.path.relpath(run.log)}")
     return tally
+
+
+def point_at_traces(session, number, k, lines, paths):
+    """After make lab N TRACE=1: where the traces are, what each file
+    holds (report.summary), how to read one, and the report page, written
+    at once."""
+    if not paths:
+        return
+    from . import report as report_page
+    folder = os.path.relpath(os.path.dirname(next(iter(paths.values()))))
+    print(f"traces: one trace.dat per check in {folder}/:")
+    for name, path in sorted(paths.items()):
+        print(f"  {os.path.basename(path):32} {report_page.summary(path)}")
+    print(f"read one with: trace-cmd report -i {folder}/FILE")
+    page, _drawn = report_page.lab_page(session.build_dir, number, k.name, lines, paths)
+    print(f"report, with a timeline of each check's trace: {os.path.relpath(page)}")

@@ -6,7 +6,11 @@ when the run saved traces (make lab N TRACE=1), a timeline of the
 check's trace.dat: one row per CPU, a point per event at its time, one
 colour per kind. The marks a check writes to trace_marker are labelled;
 stack traces (a stacktrace probe or trigger fired) and the events a
-probe or trigger turned on show where they happened.
+probe or trigger turned on show where they happened. Two more rows: the
+lab's notes (what it read in an enable file, 0, 1, 0* or 1*, and when;
+lib.sh note, in the buffer of instance ftlab-notes) and the snapshot
+buffer (what a snapshot probe or trigger swapped out, from the check's
+CHECK.snapshot.dat: the snapshot was taken after its last event).
 
 The page is self-contained: the data are inlined as JSON, and the chart
 library is Chart.js from Debian's libjs-chart.js, inlined too. Its script
@@ -28,36 +32,76 @@ CHART_JS = "/usr/share/javascript/chart.js/chart.min.js"
 PACKAGES = ("libjs-chart.js",)
 RENDER_PACKAGES = ("chromium",)
 
-EVENT_RE = re.compile(r"^\s*(?P<task>\S.*?)-(?P<pid>\d+)\s+\[(?P<cpu>\d+)\]\s+"
+# trace-cmd report names the buffer of an instance's event first
+# ("ftlab-notes:   init-46 [000] ..."), and no buffer for the top level's.
+EVENT_RE = re.compile(r"^(?:(?P<buffer>[\w.-]+):(?=\s))?"
+                      r"\s*(?P<task>\S.*?)-(?P<pid>\d+)\s+\[(?P<cpu>\d+)\]\s+"
                       r"(?P<ts>\d+\.\d+):\s+(?P<event>[\w]+):\s+(?P<info>.*)$")
 STACK_RE = re.compile(r"^=> (\S+)")
 # How each event is shown: a kind (the legend) and a label (the tooltip).
 MARK, STACK = "mark (trace_marker)", "stack trace"
+NOTE, SNAPSHOT = "the lab read", "in the snapshot buffer"
+NOTES_BUFFER = "ftlab-notes"          # initramfs/lib.sh NOTES_DIR
+NOTES_ROW, SNAPSHOT_ROW = "the lab's notes", "snapshot buffer"
+SNAPSHOT_SUFFIX = ".snapshot"       # initramfs/save-trace
 
 
-def events(report_text):
-    """[{cpu, ts, kind, label}] of a trace-cmd report: print events are
-    marks (labelled with their text), kernel_stack entries stack traces
-    (labelled with their first frame), the others by event name."""
+def events(report_text, snapshot=False):
+    """[{row, ts, kind, label, task}] of a trace-cmd report: print events
+    are marks (labelled with their text), kernel_stack entries stack
+    traces (labelled with their first frame), the others by event name;
+    the notes buffer's prints are the lab's notes. Row: "CPU n", with an
+    instance's name before it; snapshot: every event of a snapshot file
+    is in the snapshot buffer's row."""
     out = []
     for line in report_text.splitlines():
         m = EVENT_RE.match(line)
         if m:
             event, info = m.group("event"), m.group("info").strip()
-            if event == "print":
-                kind, label = MARK, re.sub(r"^tracing_mark_write:\s*", "", info)
+            buffer = m.group("buffer") or ""
+            row = " ".join(filter(None, (buffer, f"CPU {int(m.group('cpu'))}")))
+            text = re.sub(r"^tracing_mark_write:\s*", "", info)
+            if snapshot:
+                kind, label, row = SNAPSHOT, f"{event}: {text[:70]}", SNAPSHOT_ROW
+            elif buffer == NOTES_BUFFER and event == "print":
+                kind, label, row = NOTE, text, NOTES_ROW
+            elif event == "print":
+                kind, label = MARK, text
             elif event == "kernel_stack":
                 kind, label = STACK, ""
             else:
                 kind, label = event, info[:80]
-            out.append({"cpu": int(m.group("cpu")), "ts": float(m.group("ts")),
-                        "kind": kind, "label": label,
+            out.append({"row": row, "ts": float(m.group("ts")), "kind": kind, "label": label,
                         "task": f"{m.group('task').strip()}-{m.group('pid')}"})
             continue
         s = STACK_RE.match(line.strip())
         if s and out and out[-1]["kind"] == STACK and not out[-1]["label"]:
             out[-1]["label"] = s.group(1)
     return out
+
+
+def summary(path):
+    """What one trace.dat holds, in a few words: '97 kmalloc, 5 notes,
+    4 marks', the most frequent kinds first (no events: 'empty')."""
+    text, err = traces.report(path)
+    if err:
+        return f"unreadable: {err.splitlines()[0]}"
+    counts = {}
+    for e in events(text):
+        counts[e["kind"]] = counts.get(e["kind"], 0) + 1
+    names = {MARK: "mark", STACK: "stack trace", NOTE: "note"}
+    parts = [f"{n} {names[kind] + 's' * (n != 1) if kind in names else kind}"
+             for kind, n in sorted(counts.items(), key=lambda kv: -kv[1])]
+    return ", ".join(parts[:4] + (["..."] if len(parts) > 4 else [])) or "empty"
+
+
+def timeline_rows(evs):
+    """The rows of a timeline, top to bottom: the lab's notes, the
+    snapshot buffer, then the CPUs (the top level's, then instances')."""
+    names = {e["row"] for e in evs}
+    special = [r for r in (NOTES_ROW, SNAPSHOT_ROW) if r in names]
+    cpus = sorted(names - set(special), key=lambda r: (r.count(" ") > 1, r))
+    return special + cpus
 
 
 def kernel_of(name):
@@ -88,10 +132,28 @@ def checks(lines, number, kernel):
     return out
 
 
+# One colour per kind on every chart of a page: the lab's own kinds
+# fixed, the events' from the rest, in their order of appearance.
+KIND_COLOURS = {MARK: "#1f77b4", STACK: "#9467bd", NOTE: "#d62728", SNAPSHOT: "#8c564b"}
+EVENT_COLOURS = ["#2ca02c", "#ff7f0e", "#17becf", "#e377c2", "#7f7f7f", "#bcbd22"]
+
+
+def colours(timelines):
+    """{kind: colour} for every kind of the page's timelines."""
+    out, others = dict(KIND_COLOURS), []
+    for e in (e for ev in timelines.values() for e in ev):
+        if e["kind"] not in out and e["kind"] not in others:
+            others.append(e["kind"])
+    out.update((kind, EVENT_COLOURS[i % len(EVENT_COLOURS)]) for i, kind in enumerate(others))
+    return out
+
+
 def page(title, entries, timelines, chart_js):
     """The HTML of the report: entries from checks(), timelines {check id:
     events()}, chart_js: the library's text."""
-    data = json.dumps({cid: ev for cid, ev in timelines.items() if ev})
+    data = json.dumps({cid: {"rows": timeline_rows(ev), "events": ev}
+                       for cid, ev in timelines.items() if ev})
+    palette = json.dumps(colours(timelines))
     rows = []
     for e in entries:
         verdict = {True: "PASS", False: "FAIL", None: "not graded"}[e["ok"]]
@@ -114,8 +176,8 @@ def page(title, entries, timelines, chart_js):
 body {{ font-family: sans-serif; margin: 1.5em; max-width: 70em; }}
 h2 {{ font-size: 1em; margin: 1.2em 0 0.3em; }}
 .pass .verdict {{ color: #176c1b; }} .fail .verdict {{ color: #b00020; }}
-.chart {{ height: 12em; }} pre.diff {{ background: #f6f6f6; padding: 0.5em; }}
-.note {{ color: #555; }}
+.chart {{ height: 14em; }} pre.diff {{ background: #f6f6f6; padding: 0.5em; }}
+.note {{ color: #555; }} #drawn {{ display: none; }}
 </style></head><body>
 <h1>{html.escape(title)}</h1>
 <pre id="errors"></pre>
@@ -127,29 +189,51 @@ window.onerror = function (msg) {{
   document.getElementById("errors").textContent += "error: " + msg + "\\n";
 }};
 const timelines = {data};
-const colours = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b",
-                 "#e377c2", "#17becf"];
+const colours = {palette};
 const drawn = {{}};
-for (const [id, evs] of Object.entries(timelines)) {{
+// Each note's last word (what the enable file read: 0*, 1* ...) written
+// beside its star, with the library's plugin hook.
+const noteLabels = {{
+  id: "noteLabels",
+  afterDatasetsDraw(chart) {{
+    const ctx = chart.ctx;
+    chart.data.datasets.forEach((d, i) => {{
+      if (d.label !== "{NOTE}") return;
+      chart.getDatasetMeta(i).data.forEach((point, j) => {{
+        ctx.save();
+        ctx.font = "bold 12px sans-serif";
+        ctx.fillStyle = d.borderColor;
+        ctx.fillText(d.data[j].label.split(" ").pop(), point.x + 9, point.y - 6);
+        ctx.restore();
+      }});
+    }});
+  }},
+}};
+const shapes = {{"{MARK}": "triangle", "{STACK}": "rectRot", "{NOTE}": "star",
+                "{SNAPSHOT}": "crossRot"}};
+for (const [id, timeline] of Object.entries(timelines)) {{
+  const evs = timeline.events, rows = timeline.rows;
   const kinds = [...new Set(evs.map(e => e.kind))];
-  const cpus = [...new Set(evs.map(e => e.cpu))].sort();
-  const datasets = kinds.map((kind, i) => ({{
+  const datasets = kinds.map(kind => ({{
     label: kind,
     data: evs.filter(e => e.kind === kind)
-             .map(e => ({{x: e.ts, y: e.cpu, label: e.label, task: e.task}})),
-    backgroundColor: colours[i % colours.length],
-    pointStyle: kind === "{MARK}" ? "triangle" : kind === "{STACK}" ? "rectRot" : "circle",
-    pointRadius: kind === "{MARK}" || kind === "{STACK}" ? 7 : 4,
+             .map(e => ({{x: e.ts, y: rows.indexOf(e.row), label: e.label, task: e.task}})),
+    backgroundColor: colours[kind],
+    borderColor: colours[kind],
+    pointStyle: shapes[kind] || "circle",
+    pointRadius: kind in shapes ? 7 : 4,
   }}));
   const chart = new Chart(document.getElementById("chart-" + id), {{
     type: "scatter",
     data: {{datasets}},
+    plugins: [noteLabels],
     options: {{
       animation: false, maintainAspectRatio: false,
       scales: {{
         x: {{title: {{display: true, text: "seconds since boot"}}}},
-        y: {{min: Math.min(...cpus) - 0.5, max: Math.max(...cpus) + 0.5,
-             ticks: {{stepSize: 1, callback: v => Number.isInteger(v) ? "CPU " + v : ""}}}},
+        y: {{min: -0.5, max: rows.length - 0.5, reverse: true,
+             afterBuildTicks: axis => {{ axis.ticks = rows.map((r, i) => ({{value: i}})); }},
+             ticks: {{callback: v => rows[v]}}}},
       }},
       plugins: {{tooltip: {{callbacks: {{label: c =>
         c.dataset.label + " " + c.raw.x.toFixed(6) + " " + c.raw.task + " " + c.raw.label}}}}}},
@@ -163,16 +247,26 @@ document.getElementById("drawn").textContent = "drawn " + JSON.stringify(drawn);
 """
 
 
-def write(out, title, lines, number, kernel, trace_paths):
+def write(out, title, lines, number, kernel, trace_paths, only=None):
     """Write the report of lab 'number' from its console lines and its
-    traces ({LAB-CHECK: path}); returns {check id: events drawn}."""
+    traces ({LAB-CHECK: path}), of its check 'only' alone when given;
+    returns {check id: events drawn}."""
     entries = checks(lines, number, kernel)
-    prefix = f"{number:02d}-"
+    if only is not None:
+        entries = [e for e in entries if e["id"] == only]
+        if not entries:
+            raise HarnessError(f"lab {number:02d}'s run has no check {only}")
+    prefix = f"{number:02d}-" + (only or "")
     timelines = {}
-    for name, path in trace_paths.items():
+    for name, path in sorted(trace_paths.items()):
         if name.startswith(prefix):
+            check = name[len(f"{number:02d}-"):]
+            snapshot = check.endswith(SNAPSHOT_SUFFIX)
+            if snapshot:
+                check = check[:-len(SNAPSHOT_SUFFIX)]
             text, err = traces.report(path)
-            timelines[name[len(prefix):]] = [] if err else events(text)
+            if only is None or check == only:
+                timelines.setdefault(check, []).extend([] if err else events(text, snapshot))
     with open(CHART_JS, encoding="utf-8") as f:
         chart_js = f.read()
     os.makedirs(os.path.dirname(out), exist_ok=True)
@@ -181,13 +275,13 @@ def write(out, title, lines, number, kernel, trace_paths):
     return {cid: len(ev) for cid, ev in timelines.items() if ev}
 
 
-def render(path, screenshot):
+def render(path, screenshot, size=(1200, 2400)):
     """Load the page in headless Chromium: (the counts the page says it
     drew, the errors it caught or the browser logged); a picture of it in
-    'screenshot'."""
+    'screenshot', of 'size' pixels."""
     base = ["chromium", "--headless=new", "--no-sandbox", "--disable-gpu",
             "--disable-dev-shm-usage", "--enable-logging=stderr", "--v=0",
-            "--window-size=1200,2400", "--virtual-time-budget=5000"]
+            "--window-size=%d,%d" % size, "--virtual-time-budget=5000"]
     url = "file://" + os.path.abspath(path)
     r = subprocess.run(base + ["--dump-dom", url], capture_output=True, text=True, timeout=120)
     errors = [l for l in r.stderr.splitlines() if "CONSOLE" in l and "rror" in l]
@@ -203,13 +297,24 @@ def render(path, screenshot):
     return drawn, errors
 
 
-def lab_page(build_dir, number, kernel_name, lines=None, trace_paths=None, out=None):
+def console_log(build_dir, number, kernel_name):
+    """The console log of lab 'number''s last run on kernel_name: a lab
+    that runs under gdb has its guest's log named as gdbrun names it."""
+    if series.lookup(number).needs_gdb:
+        return os.path.join(build_dir, "logs",
+                            f"gdb-{kernel_name}-lab{number:02d}.console.log")
+    return os.path.join(build_dir, "logs", f"{traces.tag(f'{number:02d}', kernel_name)}.log")
+
+
+def lab_page(build_dir, number, kernel_name, lines=None, trace_paths=None, out=None,
+             only=None):
     """The report of lab 'number' on kernel_name (cp6, upstream ...): from
     its last make lab's console log and traces unless given; written to
     build/reports/labNN.html for the lab's own checkpoint, else
-    labNN-KERNEL.html. Returns (path, drawn)."""
+    labNN-KERNEL.html (-CHECK.html for its check 'only'). Returns (path,
+    drawn)."""
     tag = traces.tag(f"{number:02d}", kernel_name)
-    log = os.path.join(build_dir, "logs", f"{tag}.log")
+    log = console_log(build_dir, number, kernel_name)
     if lines is None:
         try:
             with open(log, errors="replace") as f:
@@ -230,19 +335,35 @@ def lab_page(build_dir, number, kernel_name, lines=None, trace_paths=None, out=N
     if out is None:
         own = kernel_name == series.kernel_name(number)
         out = os.path.join(build_dir, "reports",
-                           f"lab{number:02d}.html" if own else f"{tag}.html")
+                           (f"lab{number:02d}" if own else tag)
+                           + (f"-{only}" if only else "") + ".html")
     title = f"Lab {number:02d} on {kernel_name}"
-    return out, write(out, title, lines, number, kernel_of(kernel_name), trace_paths)
+    return out, write(out, title, lines, number, kernel_of(kernel_name), trace_paths, only)
 
 
-def run(session, number, kernel_name):
-    """make report N [KERNEL=M]."""
+# The picture of one check's page (make report N CHECK=ID SCREENSHOT=1),
+# the size of a handout's figure: the title, the verdict and one chart.
+ONE_CHECK_SIZE = (1000, 430)
+
+
+def run(session, number, kernel_name, only=None, screenshot=False):
+    """make report N [KERNEL=M] [CHECK=ID] [SCREENSHOT=1]."""
     from . import ui
-    out, drawn = lab_page(session.build_dir, number, kernel_name)
+    out, drawn = lab_page(session.build_dir, number, kernel_name, only=only)
     ui.info(f"{sum(drawn.values())} events in {len(drawn)} timelines"
             if drawn else "no timelines: the run saved no traces (make lab N TRACE=1)")
     print(f"report: {os.path.relpath(out)} (open it in a browser)")
-    return 0
+    if not screenshot:
+        return 0
+    picture = os.path.splitext(out)[0] + ".png"
+    got, errors = render(out, picture, ONE_CHECK_SIZE if only else (1200, 2400))
+    ok = got == drawn and not errors and os.path.exists(picture)
+    tally = ui.Tally(f"report {number:02d}")
+    tally.record(ok, "the page loads in headless Chromium with no error and draws every "
+                 "event of its traces", f"(picture: {os.path.relpath(picture)})")
+    if not ok:
+        ui.block(errors + [f"the page says it drew {got}; its traces hold {drawn}"])
+    return tally.close()
 
 
 def grade_check(build_dir, k, lines, trace_paths, tally):

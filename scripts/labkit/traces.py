@@ -9,12 +9,17 @@ each check of a lab, the guest's lib.sh runs "save-trace LAB-CHECK":
 trace-cmd extract turns the buffers the check left (the top-level one and
 every instance's) into a trace.dat, sent framed and in base64 on ttyS1;
 the host checks each file's size and SHA-256 and writes it to
-build/traces/labNN-KERNEL/CHECK.dat. One file per check, because every
-check starts from empty buffers (lib.sh reset_tracing).
+build/traces/labNN-KERNEL/LAB-CHECK.dat. One file per check, because every
+check starts from empty buffers (lib.sh reset_tracing). Beside the
+check's own buffers, the file holds the lab's notes (lib.sh note: what
+it read in an enable file, in the buffer of instance ftlab-notes), and
+a snapshot buffer that holds events comes as LAB-CHECK.snapshot.dat. A lab that
+runs under gdb (lab 02) saves its traces the same way.
 
 On the host, "trace-cmd report -i FILE" reads it. make check proves it
-on the last checkpoint with labs 04 and 06 (FACTS): what trace-cmd
-report shows is what the checks counted in the guest.
+on the last checkpoint with labs 04, 05 and 06 (FACTS, grade_snapshot):
+what trace-cmd report shows is what the checks counted or read in the
+guest; and with lab 02 under gdb (grade_soft_mode).
 """
 
 import base64
@@ -46,7 +51,13 @@ FACTS = [
 # And a check whose buffer must hold kmalloc events (lab 06's first
 # check: kmalloc, enabled by the trigger at the first read(), records).
 KMALLOC_CHECK = ("06", "article")
-PLAN_LABS = (4, 6)
+# A check whose marks went into the snapshot buffer and the live one: the
+# files must hold what the guest listed under "-- snapshot:" and "-- trace:".
+SNAPSHOT_CHECK = ("05", "swap")
+PLAN_LABS = (4, 5, 6)
+MARK = re.compile(r"\bprint:\s+tracing_mark_write: (.*)$")
+SCHED_SWITCH = re.compile(r"\bsched_switch:")
+NOTES = "ftlab-notes:"          # initramfs/lib.sh NOTES_DIR, as trace-cmd report names it
 
 
 def guest_files(binary=TRACE_CMD):
@@ -205,7 +216,8 @@ def check_output(lab_report, lab, check):
 
 def grade_facts(lab_report, paths, label, tally):
     """make check: trace-cmd report shows what the checks of labs 04 and 06
-    counted in the guest (FACTS), and lab 06's kmalloc events."""
+    counted in the guest (FACTS), lab 06's kmalloc events and lab 05's
+    snapshot (grade_snapshot)."""
     for lab, check, said, counted in FACTS:
         name = f"{lab}-{check}"
         guest = [int(m.group(1)) for m in map(said.match, check_output(lab_report, lab, check))
@@ -221,11 +233,86 @@ def grade_facts(lab_report, paths, label, tally):
     n = count_lines(paths, f"{lab}-{check}", KMALLOC)
     tally.record(n > 0, f"{label}: lab {lab} {check}: trace-cmd report shows the kmalloc "
                  "events the trigger turned on", f"({n})")
+    grade_snapshot(lab_report, paths, label, tally)
+
+
+def marks(paths, name):
+    """The trace_marker texts of NAME.dat's top-level buffer, in order."""
+    if name not in paths:
+        return []
+    return [m.group(1) for line in report(paths[name])[0].splitlines()
+            if not line.startswith(NOTES) for m in [MARK.search(line)] if m]
+
+
+def listed(output, title):
+    """The lines a check printed under "-- TITLE:" (lib.sh messages)."""
+    lines, inside = [], False
+    for line in output:
+        if line.startswith("-- "):
+            inside = line == f"-- {title}:"
+        elif inside:
+            lines.append(line)
+    return lines
+
+
+def grade_snapshot(lab_report, paths, label, tally):
+    """Lab 05's swap: the snapshot buffer came as CHECK.snapshot.dat, and
+    the marks of both files are what the guest read in snapshot and trace."""
+    lab, check = SNAPSHOT_CHECK
+    output = check_output(lab_report, lab, check)
+    name = f"{lab}-{check}"
+    got = (marks(paths, f"{name}.snapshot"), marks(paths, name))
+    want = (listed(output, "snapshot"), listed(output, "trace"))
+    ok = bool(want[0]) and got == want
+    tally.record(ok, f"{label}: lab {lab} {check}: the snapshot buffer came as "
+                 f"{name}.snapshot.dat, with the marks the guest read in snapshot, and the "
+                 "live buffer's file with those of trace", f"({len(got[0])} + {len(got[1])})")
+    if not ok:
+        ui.block([f"guest: snapshot {want[0]}, trace {want[1]}",
+                  f"trace-cmd report: {name}.snapshot.dat {got[0]}, {name}.dat {got[1]}"])
+
+
+# Lab 02 under gdb, on its own checkpoint (make check): its soft-writes
+# check as a trace. The lab's notes say when it read 0*, 1*, 0* and 0;
+# sched_switch recorded in the window after "echo 1" (its mark "window
+# 1") and in none after "echo 0" (from "window 2" on).
+SOFT_MODE_LAB = 2
+SOFT_NOTES = ["in soft mode: enable reads 0*", "after echo 1: enable reads 1*",
+              "after echo 0: enable reads 0*", "out of soft mode: enable reads 0"]
+
+
+def soft_mode_story(text):
+    """(the notes, sched_switch events in window 1, after window 2) of a
+    trace-cmd report of lab 02's soft-writes check."""
+    notes, counts, window = [], {1: 0, 2: 0}, 0
+    for line in text.splitlines():
+        m = MARK.search(line)
+        if line.startswith(NOTES):
+            if m:
+                notes.append(m.group(1))
+        elif m and m.group(1).startswith("window "):
+            window = int(m.group(1).split()[1])
+        elif SCHED_SWITCH.search(line) and window in counts:
+            counts[window] += 1
+    return notes, counts[1], counts[2]
+
+
+def grade_soft_mode(paths, label, tally):
+    """make check: lab 02's soft-writes trace tells soft mode's story."""
+    name = "02-soft-writes"
+    notes, on, off = soft_mode_story(report(paths[name])[0] if name in paths else "")
+    ok = notes == SOFT_NOTES and on > 0 and off == 0
+    tally.record(ok, f"{label}: lab 02 soft-writes: the trace holds the lab's notes 0*, 1*, "
+                 "0*, 0, sched_switch records in the window after echo 1, none after echo 0",
+                 f"({on} in window 1, {off} after window 2)")
+    if not ok:
+        ui.block([f"notes: {notes}", f"expected notes: {SOFT_NOTES}",
+                  f"trace-cmd report -i {paths.get(name, name + '.dat (missing)')}"])
 
 
 def start_check(session, k, lanes):
     """make check: queue the TRACE boot of the last checkpoint with labs
-    04 and 06 (a Future of boot()'s result)."""
+    04, 05 and 06 (a Future of boot()'s result)."""
     plan = [f"lab:{n:02d}" for n in PLAN_LABS]
     return lanes.submit(boot, session, k, plan, f"trace-{k.name}",
                         getattr(session, "reuse_runs", False))

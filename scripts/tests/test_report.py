@@ -19,12 +19,31 @@ REPORT = """cpus=1
 class Events(unittest.TestCase):
     def test_marks_stacks_and_events(self):
         evs = report.events(REPORT)
-        self.assertEqual([(e["cpu"], e["ts"], e["kind"], e["label"]) for e in evs],
-                         [(0, 13.454889, report.MARK, "armed"),
-                          (0, 13.583535, "kmalloc",
+        self.assertEqual([(e["row"], e["ts"], e["kind"], e["label"]) for e in evs],
+                         [("CPU 0", 13.454889, report.MARK, "armed"),
+                          ("CPU 0", 13.583535, "kmalloc",
                            "(alloc_bprm+0x2a) call_site=alloc_bprm+0x2a bytes_req=416"),
-                          (1, 28.254119, report.STACK, "trace_event_buffer_commit")])
+                          ("CPU 1", 28.254119, report.STACK, "trace_event_buffer_commit")])
         self.assertEqual(evs[0]["task"], "init-46")
+
+    def test_instances_notes_and_rows(self):
+        text = """cpus=1
+ftlab-notes:             init-121   [000]     5.588063: print:                tracing_mark_write: in soft mode: enable reads 0*
+                         init-121   [000]     5.611960: sched_switch:         init:121 [120] R ==> ksoftirqd/0:8 [120]
+lab06:          kworker/0:1-12    [000]     6.0: kmalloc:              call_site=x
+"""
+        evs = report.events(text)
+        self.assertEqual([(e["row"], e["kind"], e["label"], e["task"]) for e in evs],
+                         [(report.NOTES_ROW, report.NOTE, "in soft mode: enable reads 0*",
+                           "init-121"),
+                          ("CPU 0", "sched_switch", "init:121 [120] R ==> ksoftirqd/0:8 [120]",
+                           "init-121"),
+                          ("lab06 CPU 0", "kmalloc", "call_site=x", "kworker/0:1-12")])
+        snap = report.events(REPORT, snapshot=True)
+        self.assertEqual({(e["row"], e["kind"]) for e in snap},
+                         {(report.SNAPSHOT_ROW, report.SNAPSHOT)})
+        self.assertEqual(report.timeline_rows(evs + snap),
+                         [report.NOTES_ROW, report.SNAPSHOT_ROW, "CPU 0", "lab06 CPU 0"])
 
     def test_kernels_graded_here(self):
         self.assertEqual([report.kernel_of(n) for n in ("cp6", "upstream", "cp7-debug",
@@ -61,7 +80,7 @@ class Stale(unittest.TestCase):
         open(log, "w").close()
         got = {}
 
-        def write(out, title, lines, number, kernel, paths):
+        def write(out, title, lines, number, kernel, paths, only=None):
             got.update(paths)
             return {}
         old = time.time() - 100
@@ -106,3 +125,35 @@ class Render(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class SnapshotFiles(unittest.TestCase):
+    def test_a_snapshot_file_joins_its_check_timeline(self):
+        out = os.path.join(tempfile.mkdtemp(), "lab06.html")
+        self.addCleanup(shutil.rmtree, os.path.dirname(out))
+        paths = {"06-snapshot": "a.dat", "06-snapshot.snapshot": "b.dat", "05-swap": "c.dat"}
+        with mock.patch.object(report.traces, "report", lambda path: (REPORT, None)), \
+                mock.patch.object(report, "checks", lambda lines, number, kernel: []), \
+                mock.patch.object(report, "CHART_JS", os.devnull):
+            drawn = report.write(out, "Lab 06", [], 6, 6, paths)
+        self.assertEqual(drawn, {"snapshot": 6})
+        with open(out) as f:
+            self.assertIn(report.SNAPSHOT_ROW, f.read())
+
+
+class Colours(unittest.TestCase):
+    def test_a_kind_keeps_its_colour_on_every_chart(self):
+        evs = report.events(REPORT)
+        got = report.colours({"a": evs, "b": evs + [dict(evs[1], kind="sched_switch")]})
+        self.assertEqual(got["kmalloc"], report.EVENT_COLOURS[0])
+        self.assertEqual(got["sched_switch"], report.EVENT_COLOURS[1])
+        self.assertEqual(got[report.MARK], report.KIND_COLOURS[report.MARK])
+
+
+class Summary(unittest.TestCase):
+    def test_kinds_most_frequent_first(self):
+        text = REPORT + "            init-46    [000]    13.5: print:   tracing_mark_write: b\n"
+        with mock.patch.object(report.traces, "report", lambda path: (text, None)):
+            self.assertEqual(report.summary("x.dat"), "2 marks, 1 kmalloc, 1 stack trace")
+        with mock.patch.object(report.traces, "report", lambda path: ("cpus=1\n", None)):
+            self.assertEqual(report.summary("x.dat"), "empty")

@@ -116,6 +116,10 @@ class Run:
         return []
 
 
+def mark_line(text):
+    return f"  sh-75  [000]  1.9: print:  tracing_mark_write: {text}\n"
+
+
 STACK_LINE = "  sh-75  [000]  1.9: kernel_stack:  <stack trace >"
 KMALLOC_LINE = "  sh-75  [000]  1.9: kmalloc:  call_site=x ptr=y bytes_req=4096"
 
@@ -133,29 +137,41 @@ class Grade(unittest.TestCase):
     def checks(self, stacks=(1, 2, 3)):
         return lab_report(("04", "first-frame", [f"stack trace entries: {stacks[0]}"]),
                           ("04", "count", [f"stack trace entries: {stacks[1]}", "first frames:"]),
+                          ("05", "swap", ["-- snapshot:", "one", "two", "-- trace:", "three"]),
                           ("06", "article", ["kmalloc records ..."]),
                           ("06", "stacktrace", [f"stack traces in the buffer: {stacks[2]}"]))
 
     def paths(self):
-        return {n: f"/t/{n}.dat" for n in ("04-first-frame", "04-count", "06-article",
+        return {n: f"/t/{n}.dat" for n in ("04-first-frame", "04-count", "05-swap",
+                                            "05-swap.snapshot", "06-article",
                                             "06-stacktrace")}
 
-    def reports(self, stacks=(1, 2, 3), kmallocs=5):
+    def reports(self, stacks=(1, 2, 3), kmallocs=5, snapshot=("one", "two")):
         return {"/t/04-first-frame.dat": (STACK_LINE + "\n") * stacks[0],
                 "/t/04-count.dat": (STACK_LINE + "\n") * stacks[1],
+                "/t/05-swap.dat": mark_line("three"),
+                "/t/05-swap.snapshot.dat": "".join(map(mark_line, snapshot)),
                 "/t/06-article.dat": (KMALLOC_LINE + "\n") * kmallocs,
                 "/t/06-stacktrace.dat": (STACK_LINE + "\n") * stacks[2]}
 
     def test_counts_as_in_the_guest_pass(self):
         verdicts = self.grade(self.checks(), self.paths(), self.reports())
-        self.assertEqual([s for s, _ in verdicts], ["pass"] * 5, verdicts)
+        self.assertEqual([s for s, _ in verdicts], ["pass"] * 6, verdicts)
 
     def test_a_count_the_report_does_not_show_fails(self):
         verdicts = self.grade(self.checks(), self.paths(), self.reports(stacks=(1, 1, 3)))
-        self.assertEqual([s for s, _ in verdicts], ["pass", "pass", "fail", "pass", "pass"])
+        self.assertEqual([s for s, _ in verdicts],
+                         ["pass", "pass", "fail", "pass", "pass", "pass"])
 
     def test_no_kmalloc_events_fails(self):
         verdicts = self.grade(self.checks(), self.paths(), self.reports(kmallocs=0))
+        self.assertEqual(verdicts[-2][0], "fail")
+
+    def test_a_snapshot_that_did_not_come_fails(self):
+        paths = self.paths()
+        del paths["05-swap.snapshot"]
+        self.assertEqual(self.grade(self.checks(), paths, self.reports())[-1][0], "fail")
+        verdicts = self.grade(self.checks(), self.paths(), self.reports(snapshot=("one",)))
         self.assertEqual(verdicts[-1][0], "fail")
 
     def test_a_check_without_its_file_fails_and_stops_there(self):
@@ -166,13 +182,58 @@ class Grade(unittest.TestCase):
                                      "host as a trace.dat that trace-cmd report reads")])
 
 
+def notes_line(text):
+    return f"ftlab-notes:    sh-75  [000]  1.9: print:  tracing_mark_write: {text}\n"
+
+
+SWITCH_LINE = "  sh-75  [000]  1.9: sched_switch:  sh:75 [120] R ==> init:1 [120]\n"
+
+
+class SoftMode(unittest.TestCase):
+    def story(self, switches_after=0):
+        return (notes_line(traces.SOFT_NOTES[0]) + notes_line(traces.SOFT_NOTES[1])
+                + SWITCH_LINE + mark_line("window 1") + SWITCH_LINE * 3
+                + notes_line(traces.SOFT_NOTES[2]) + SWITCH_LINE + mark_line("window 2")
+                + SWITCH_LINE * switches_after + notes_line(traces.SOFT_NOTES[3]))
+
+    def grade(self, text):
+        tally = ui.Tally()
+        with contextlib.redirect_stdout(io.StringIO()), \
+                mock.patch.object(traces, "report", lambda path: (text, None)):
+            traces.grade_soft_mode({"02-soft-writes": "/t/x.dat"}, "trace-cmd [cp7]", tally)
+        return [v.status for v in tally.verdicts]
+
+    def test_the_story_counts_switches_per_window(self):
+        self.assertEqual(traces.soft_mode_story(self.story()), (traces.SOFT_NOTES, 4, 0))
+        self.assertEqual(self.grade(self.story()), ["pass"])
+
+    def test_a_switch_after_echo_0_or_a_missing_note_fails(self):
+        self.assertEqual(self.grade(self.story(switches_after=1)), ["fail"])
+        self.assertEqual(self.grade(self.story().replace("1*", "1")), ["fail"])
+
+
 class GdbLab(unittest.TestCase):
-    def test_a_lab_under_gdb_says_trace_is_not_there_yet(self):
-        from labkit import labrun, series
-        from labkit.errors import HarnessError
-        gdb_lab = next(cp.number for cp in series.checkpoints() if cp.needs_gdb)
-        with self.assertRaisesRegex(HarnessError, "runs under gdb"):
-            labrun.run_one_lab(None, gdb_lab, gdb_lab, trace=True)
+    def test_trace_boots_the_gdb_guest_with_the_second_port(self):
+        from labkit import gdbrun, initramfs, labrun, series
+        cp = next(cp for cp in series.checkpoints() if cp.needs_gdb)
+        build = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, build)
+        seen = {}
+
+        def unattended(k, initrd, cp_, port, logs, timeout_for, plan=None, trace_file=None):
+            seen.update(initrd=initrd, trace_file=trace_file)
+            raise StopIteration
+
+        session = mock.Mock(build_dir=build)
+        with mock.patch.object(gdbrun, "unattended", unattended), \
+                mock.patch.object(initramfs, "appended", lambda s, name, files: "both.cpio"), \
+                mock.patch.object(traces, "guest_files", lambda: {}), \
+                contextlib.redirect_stdout(io.StringIO()):
+            with self.assertRaises(StopIteration):
+                labrun.run_gdb_lab(session, mock.Mock(name="k"), cp, cp.number, ui.Tally(),
+                                   port=1, trace=True)
+        self.assertEqual(seen["initrd"], "both.cpio")
+        self.assertTrue(seen["trace_file"].endswith(".serial"), seen)
 
 
 @unittest.skipUnless(shutil.which("trace-cmd"), "trace-cmd is not installed")
