@@ -216,16 +216,33 @@ def record_errnos(log):
     return 0
 
 
+# How many arguments each form takes at least, the option included, and
+# where its lab number is (None: it has none).
+FORMS = {"--errnos": (2, None), "--conformance": (3, None), "--debug": (2, None),
+         "--gdb": (3, 1), "--gdb-before": (3, 1), "--skeleton": (3, 1)}
+
+
+def usable(argv):
+    """Do the arguments fit one of the forms the docstring gives?"""
+    if not argv:
+        return False
+    least, number_at = FORMS.get(argv[0], (2, 0))
+    return len(argv) >= least and (number_at is None or argv[number_at].isdigit())
+
+
 def main(argv):
-    if argv and argv[0] == "--errnos":
+    if argv[:1] in (["-h"], ["--help"]) or not usable(argv):
+        print(__doc__.strip())
+        return 0 if argv[:1] in (["-h"], ["--help"]) else 2
+    if argv[0] == "--errnos":
         return record_errnos(argv[1])
-    if argv and argv[0] == "--conformance":
+    if argv[0] == "--conformance":
         return record_conformance(argv[1], argv[2:])
-    if argv and argv[0] == "--debug":
+    if argv[0] == "--debug":
         return record_debug(argv[1])
-    if argv and argv[0] in ("--gdb", "--gdb-before"):
+    if argv[0] in ("--gdb", "--gdb-before"):
         return record_gdb(argv[0], int(argv[1]), argv[2])
-    skeleton = bool(argv) and argv[0] == "--skeleton"
+    skeleton = argv[0] == "--skeleton"
     if skeleton:
         argv = argv[1:]
     problems = record(int(argv[0]), argv[1:], skeleton)
