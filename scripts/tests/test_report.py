@@ -6,6 +6,7 @@ import unittest
 from unittest import mock
 
 from labkit import report
+from tests.test_traces import temp_build, trace_files
 
 REPORT = """cpus=1
             init-46    [000]    13.454889: print:                tracing_mark_write: armed
@@ -70,11 +71,8 @@ class Page(unittest.TestCase):
 
 class Stale(unittest.TestCase):
     def test_traces_older_than_the_log_are_left_out(self):
-        build = tempfile.mkdtemp()
-        self.addCleanup(shutil.rmtree, build)
-        folder = os.path.join(build, "traces", "lab06-cp6")
-        os.makedirs(folder)
-        open(os.path.join(folder, "06-article.dat"), "w").close()
+        build = temp_build(self)
+        folder = trace_files(build, "lab06-cp6", "06-article")
         os.makedirs(os.path.join(build, "logs"))
         log = os.path.join(build, "logs", "lab06-cp6.log")
         open(log, "w").close()

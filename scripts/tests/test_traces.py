@@ -22,6 +22,22 @@ def framed(name, data, size=None, digest=None, cut=False):
     return "".join(line + "\r\n" for line in lines)
 
 
+def temp_build(test):
+    """A build folder for one test, removed after it."""
+    build = tempfile.mkdtemp()
+    test.addCleanup(shutil.rmtree, build)
+    return build
+
+
+def trace_files(build, tag, *names):
+    """Empty NAME.dat files in build/traces/TAG/; returns that folder."""
+    folder = os.path.join(build, "traces", tag)
+    os.makedirs(folder)
+    for name in names:
+        open(os.path.join(folder, f"{name}.dat"), "w").close()
+    return folder
+
+
 class Decode(unittest.TestCase):
     def test_files_arrive_whole(self):
         one, two = os.urandom(5000), b"tracing\x00data\n"
@@ -47,11 +63,8 @@ class Decode(unittest.TestCase):
 
 class Store(unittest.TestCase):
     def test_each_file_in_the_tags_folder_the_old_ones_gone(self):
-        build = tempfile.mkdtemp()
-        self.addCleanup(shutil.rmtree, build)
-        old = os.path.join(build, "traces", "lab06-cp6")
-        os.makedirs(old)
-        open(os.path.join(old, "06-gone.dat"), "w").close()
+        build = temp_build(self)
+        old = trace_files(build, "lab06-cp6", "06-gone")
         serial = traces.serial_file(build, "lab06-cp6")
         with open(serial, "w") as f:
             f.write(framed("06-article", b"abc"))
