@@ -202,6 +202,17 @@ class BatchRun:
         return f"gdb log: {os.path.relpath(self.gdb_log)}; console: {os.path.relpath(self.log)}"
 
 
+def lab_tag(kernel_name, number):
+    """The name of a lab's gdb run on a kernel, in its logs' names."""
+    return f"{kernel_name}-lab{number:02d}"
+
+
+def log_path(logdir, tag, kind):
+    """build/logs/gdb-TAG.KIND.log: kind console (the guest's), gdb or
+    offline (the script loaded against vmlinux without a guest)."""
+    return os.path.join(logdir, f"gdb-{tag}.{kind}.log")
+
+
 def batch_run(kernel, initrd, cp, port, logdir, tag, timeout_for, script=None, plan=None,
               trace_file=None):
     """Boot kernel paused, run gdb in batch mode against it (the lab's gdb
@@ -211,8 +222,7 @@ def batch_run(kernel, initrd, cp, port, logdir, tag, timeout_for, script=None, p
     The guest's console is watched while gdb runs: a crash ends both."""
     plan = plan or lab_plan(cp)
     timeout = timeout_for([plan])
-    log = os.path.join(logdir, f"gdb-{tag}.console.log")
-    gdb_log = os.path.join(logdir, f"gdb-{tag}.gdb.log")
+    log, gdb_log = log_path(logdir, tag, "console"), log_path(logdir, tag, "gdb")
     guest = start_guest(kernel, initrd, port, log, plan, trace_file)
     gdb = None
     try:
@@ -239,7 +249,7 @@ def unattended(kernel, initrd, cp, port, logdir, timeout_for, plan=None, trace_f
     (grade.gdb_region), the guest reached the lab's end and nothing broke.
     run.console is what the guest printed (a "# flags: gdb" lab is graded
     from it)."""
-    run = batch_run(kernel, initrd, cp, port, logdir, f"{kernel.name}-lab{cp.number:02d}",
+    run = batch_run(kernel, initrd, cp, port, logdir, lab_tag(kernel.name, cp.number),
                     timeout_for, plan=plan, trace_file=trace_file)
     evidence = run.problems()
     evidence += grade_gdb_lab(cp, run.gdb_lines)
@@ -277,7 +287,7 @@ GDB_BEFORE = "gdb.before"
 def offline_region(kernel, cp, logdir):
     """What the lab's gdb script prints when loaded against kernel's
     vmlinux without a guest."""
-    log = os.path.join(logdir, f"gdb-{kernel.name}-lab{cp.number:02d}.offline.log")
+    log = log_path(logdir, lab_tag(kernel.name, cp.number), "offline")
     with open(log, "w") as out:
         subprocess.run(gdb_command(kernel, cp, None, batch=True), stdin=subprocess.DEVNULL,
                        stdout=out, stderr=subprocess.STDOUT, timeout=300)
@@ -325,7 +335,7 @@ def previous_checkpoint(kernel, initrd, cp, logdir, timeout_for, booted=None):
     if not failed and booted is None:
         how = "under gdb on a booted guest"
         run = batch_run(kernel, initrd, cp, free_port(), logdir,
-                        f"{kernel.name}-lab{cp.number:02d}", timeout_for)
+                        lab_tag(kernel.name, cp.number), timeout_for)
         record, failed = fails_before(cp, grade.gdb_region(run.gdb_lines))
         log = run.gdb_log
     evidence = grade_before(cp, record, how)

@@ -25,7 +25,7 @@ import os
 import re
 import subprocess
 
-from . import grade, protocol, series, traces
+from . import gdbrun, grade, protocol, series, traces
 from .errors import HarnessError
 
 CHART_JS = "/usr/share/javascript/chart.js/chart.min.js"
@@ -256,17 +256,18 @@ def write(out, title, lines, number, kernel, trace_paths, only=None):
         entries = [e for e in entries if e["id"] == only]
         if not entries:
             raise HarnessError(f"lab {number:02d}'s run has no check {only}")
-    prefix = f"{number:02d}-" + (only or "")
+    prefix = f"{number:02d}-"
     timelines = {}
     for name, path in sorted(trace_paths.items()):
-        if name.startswith(prefix):
-            check = name[len(f"{number:02d}-"):]
-            snapshot = check.endswith(SNAPSHOT_SUFFIX)
-            if snapshot:
-                check = check[:-len(SNAPSHOT_SUFFIX)]
+        if not name.startswith(prefix):
+            continue
+        check = name[len(prefix):]
+        snapshot = check.endswith(SNAPSHOT_SUFFIX)
+        if snapshot:
+            check = check[:-len(SNAPSHOT_SUFFIX)]
+        if only is None or check == only:
             text, err = traces.report(path)
-            if only is None or check == only:
-                timelines.setdefault(check, []).extend([] if err else events(text, snapshot))
+            timelines.setdefault(check, []).extend([] if err else events(text, snapshot))
     with open(CHART_JS, encoding="utf-8") as f:
         chart_js = f.read()
     os.makedirs(os.path.dirname(out), exist_ok=True)
@@ -301,8 +302,8 @@ def console_log(build_dir, number, kernel_name):
     """The console log of lab 'number''s last run on kernel_name: a lab
     that runs under gdb has its guest's log named as gdbrun names it."""
     if series.lookup(number).needs_gdb:
-        return os.path.join(build_dir, "logs",
-                            f"gdb-{kernel_name}-lab{number:02d}.console.log")
+        return gdbrun.log_path(os.path.join(build_dir, "logs"),
+                               gdbrun.lab_tag(kernel_name, number), "console")
     return os.path.join(build_dir, "logs", f"{traces.tag(f'{number:02d}', kernel_name)}.log")
 
 

@@ -55,9 +55,6 @@ KMALLOC_CHECK = ("06", "article")
 # files must hold what the guest listed under "-- snapshot:" and "-- trace:".
 SNAPSHOT_CHECK = ("05", "swap")
 PLAN_LABS = (4, 5, 6)
-MARK = re.compile(r"\bprint:\s+tracing_mark_write: (.*)$")
-SCHED_SWITCH = re.compile(r"\bsched_switch:")
-NOTES = "ftlab-notes:"          # initramfs/lib.sh NOTES_DIR, as trace-cmd report names it
 
 
 def guest_files(binary=TRACE_CMD):
@@ -236,12 +233,20 @@ def grade_facts(lab_report, paths, label, tally):
     grade_snapshot(lab_report, paths, label, tally)
 
 
+def kinds(text, *wanted):
+    """(kind, label) of each event of a trace-cmd report whose kind is
+    wanted, in order, as the report page reads them (report.events: marks,
+    the lab's notes, event names)."""
+    from . import report as report_page
+    return [(e["kind"], e["label"]) for e in report_page.events(text) if e["kind"] in wanted]
+
+
 def marks(paths, name):
     """The trace_marker texts of NAME.dat's top-level buffer, in order."""
+    from .report import MARK
     if name not in paths:
         return []
-    return [m.group(1) for line in report(paths[name])[0].splitlines()
-            if not line.startswith(NOTES) for m in [MARK.search(line)] if m]
+    return [label for _kind, label in kinds(report(paths[name])[0], MARK)]
 
 
 def listed(output, title):
@@ -284,15 +289,14 @@ SOFT_NOTES = ["in soft mode: enable reads 0*", "after echo 1: enable reads 1*",
 def soft_mode_story(text):
     """(the notes, sched_switch events in window 1, after window 2) of a
     trace-cmd report of lab 02's soft-writes check."""
+    from .report import MARK, NOTE
     notes, counts, window = [], {1: 0, 2: 0}, 0
-    for line in text.splitlines():
-        m = MARK.search(line)
-        if line.startswith(NOTES):
-            if m:
-                notes.append(m.group(1))
-        elif m and m.group(1).startswith("window "):
-            window = int(m.group(1).split()[1])
-        elif SCHED_SWITCH.search(line) and window in counts:
+    for kind, label in kinds(text, MARK, NOTE, "sched_switch"):
+        if kind == NOTE:
+            notes.append(label)
+        elif kind == MARK and label.startswith("window "):
+            window = int(label.split()[1])
+        elif kind == "sched_switch" and window in counts:
             counts[window] += 1
     return notes, counts[1], counts[2]
 
