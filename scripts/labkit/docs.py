@@ -16,6 +16,8 @@
   errnos.html     doc/errnos.adoc: every error a write of the conformance
                   corpus got on upstream 6.1, by errno (generated from a
                   run: errnos.py)
+  usage.html      doc/usage.adoc: every make target and variable, where
+                  things go, troubleshooting
   harness.html    doc/harness.adoc: how the harness works, for those who
                   maintain the labs (not part of the book)
   labs/NN-slug.html  each lab's handout on its own page (and
@@ -51,10 +53,11 @@ DOC = os.path.join(series.ROOT, "doc")
 DIAGRAMS = os.path.join(DOC, "diagrams")
 # The pages of their own; harness is the maintainer's guide, which the
 # book links to but does not include.
-CHAPTERS = ("ftrace", "events", "internals", "quickref", "files", "errnos", "harness")
+CHAPTERS = ("ftrace", "events", "internals", "quickref", "files", "errnos", "usage",
+            "harness")
 CHAPTER_TITLES = {"ftrace": "ftrace.txt", "events": "events.txt", "internals": "The internals",
                   "quickref": "Quick reference", "files": "The tracefs files",
-                  "errnos": "Errors a write returns"}
+                  "errnos": "Errors a write returns", "usage": "Using the labs"}
 TEXT = ("ftrace", "events", "quickref", "index")    # the pages that get a .txt
 TEXT_COLUMNS = 78
 # The robustness tests' chapter, after the labs in the reading order.
@@ -241,7 +244,8 @@ def outputs(directory):
     """The files a reader opens first."""
     return [os.path.join(directory, f) for f in
             ("index.html", "ftrace.html", "events.html", "internals.html",
-             "quickref.html", "files.html", "errnos.html", "ftrace.txt", "events.txt", "quickref.txt")]
+             "quickref.html", "files.html", "errnos.html", "usage.html", "ftrace.txt", "events.txt",
+             "quickref.txt")]
 
 
 def broken_links(directory):
@@ -336,6 +340,8 @@ def check(tally, build_dir=None, built=None):
                          f"docs: the book links the page of lab {cp.number:02d}")
     tally.record('href="labs/robustness.html"' in book,
                  "docs: the book links the robustness tests' page")
+    tally.record(os.path.exists(os.path.join(full, "usage.html")) and 'href="usage.html"' in book,
+                 "docs: the book links the usage chapter, every make target and variable")
     for name in ("ftrace.txt", "events.txt"):
         path = os.path.join(full, name)
         tally.record(os.path.exists(path) and os.path.getsize(path) > 1000,

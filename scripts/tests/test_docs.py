@@ -1,5 +1,6 @@
 import io
 import os
+import re
 import shlex
 import shutil
 import tempfile
@@ -264,3 +265,57 @@ class Navigation(unittest.TestCase):
         self.assertNotIn("&larr;", docs.navigation(pages, 0))
         self.assertNotIn("&rarr;", docs.navigation(pages, len(pages) - 1))
         self.assertEqual(docs.navigated(pages, "harness.html"), [])
+
+
+class UsageChapter(unittest.TestCase):
+    """doc/usage.adoc is the reference of every make target and variable;
+    the README links to it and to the other chapters."""
+
+    @staticmethod
+    def read(*path):
+        with open(os.path.join(series.ROOT, *path), encoding="utf-8") as f:
+            return f.read()
+
+    def makefile(self):
+        text = self.read("Makefile")
+        targets = []
+        for name in ("NUMBERED", "TARGETS"):
+            line = re.search(rf"^{name}\s*:=(.*)$", text, re.M).group(1)
+            targets += [w for w in line.split() if not w.startswith("$(")]
+        return targets, re.findall(r"\$\(if \$\((\w+)\)", text)
+
+    def test_every_target_is_documented(self):
+        usage = self.read("doc", "usage.adoc")
+        targets, _variables = self.makefile()
+        self.assertIn("rebase", targets)
+        for target in targets:
+            self.assertIn(f"`make {target}", usage, target)
+
+    def test_every_variable_is_documented(self):
+        usage = self.read("doc", "usage.adoc")
+        _targets, variables = self.makefile()
+        self.assertIn("SCREENSHOT", variables)
+        for variable in variables:
+            self.assertIn(f"`{variable}=", usage, variable)
+
+    def test_the_book_reads_it(self):
+        self.assertIn("usage", docs.CHAPTERS)
+        pages = [page for _src, page, _title in docs.reading_order(series.last_checkpoint())]
+        self.assertIn("usage.html", pages)
+        self.assertIn("link:usage.html[", self.read("doc", "index.adoc"))
+
+    def test_readme_links_resolve(self):
+        """A README link into doc/ is doc/NAME.adoc on its own, NAME.html
+        in the book (a chapter make docs writes); the history is part of
+        the book's contents page."""
+        readme = self.read("README.adoc")
+        names = re.findall(r"link:\{ftlab-doc\}(\w+)\{ftlab-ext\}\[", readme)
+        self.assertIn("usage", names)
+        for name in names:
+            self.assertTrue(os.path.exists(os.path.join(docs.DOC, name + ".adoc")), name)
+            self.assertIn(name, docs.CHAPTERS)
+        self.assertNotRegex(readme, r"link:doc/(?!history\.adoc\[)")
+        self.assertIn("{ftlab-history}", readme)
+        index = self.read("doc", "index.adoc")
+        self.assertIn(":ftlab-book:", index)
+        self.assertIn("[[history]]\ninclude::history.adoc[", index)
