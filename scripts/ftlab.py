@@ -92,8 +92,8 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from labkit import (deps, docs, exercise, gdbrun, interrupt, kbuild, labrun,  # noqa: E402
-                    qemu, rebase, series, traces, tree, ui)
+from labkit import (deps, docs, exercise, gdbrun, interrupt, kbuild, kernels,  # noqa: E402
+                    labrun, qemu, rebase, series, traces, tree, ui)
 from labkit.errors import HarnessError  # noqa: E402
 
 NUMBERED = ("lab", "gdb", "shell", "kernel")
@@ -195,14 +195,23 @@ def check_combinations(args):
                          "the kernel tree and the work in it)")
 
 
+def kernel_word(command, word, given=""):
+    """The kernel (a kernels.KernelId) a word of the command line names:
+    "upstream" or a checkpoint number."""
+    if word == kernels.UPSTREAM:
+        return kernels.KernelId.upstream()
+    return kernels.KernelId.of(parse_checkpoint(command, word, given))
+
+
 def parse_kernel(args):
     """KERNEL=upstream, or KERNEL=N: another checkpoint's kernel for lab,
-    gdb, shell and kernel (make lab 6 KERNEL=5: lab 6 on checkpoint 5)."""
-    if args.kernel in (None, "upstream"):
-        return args.kernel
-    if args.command == "robust":
+    gdb, shell and kernel (make lab 6 KERNEL=5: lab 6 on checkpoint 5).
+    A kernels.KernelId, or None without KERNEL=."""
+    if args.kernel is None:
+        return None
+    if args.command == "robust" and args.kernel != kernels.UPSTREAM:
         raise UsageError("make robust takes KERNEL=upstream; a checkpoint is 'make robust N'")
-    return parse_checkpoint(args.command, args.kernel, f"KERNEL={args.kernel}: ")
+    return kernel_word(args.command, args.kernel, f"KERNEL={args.kernel}: ")
 
 
 def parse_args(argv):
@@ -265,10 +274,8 @@ def check_student_options(args):
     if args.student and args.command not in NUMBERED:
         raise UsageError("STUDENT=1 goes with 'make lab|gdb|shell|kernel N'")
     if args.student and args.kernel:
-        raise UsageError(f"STUDENT=1 builds your exercise; KERNEL={args.kernel} is another kernel")
-    if args.student and args.debug:
-        raise UsageError("STUDENT=1 goes without DEBUG=1: the debug kernels are built from "
-                         "the checkpoints only")
+        raise UsageError(f"STUDENT=1 builds your exercise; KERNEL= names another kernel "
+                         f"({args.kernel.label})")
     if args.todo is not None and args.command != "exercise":
         raise UsageError("TODO=k goes with 'make exercise N'")
     if args.todo is not None and args.todo < 1:
@@ -280,20 +287,28 @@ def check_student_options(args):
         holes.load(series.lookup(args.number))      # HolesError: no exercise there
 
 
-def target_kernel(args):
-    """The kernel to run: KERNEL= when given, else the checkpoint's own."""
-    return args.number if args.kernel is None else args.kernel
+def target_id(args, kernel_tree=None):
+    """The one place where the command line becomes a kernel (a
+    kernels.KernelId): KERNEL= when given, else the checkpoint's own;
+    DEBUG=1 its debug variant, KCSAN=1 its KCSAN one; STUDENT=1 the
+    learner's exercise branch as it is (in kernel_tree, build/linux)."""
+    # each variant but plain is a switch of its own name (DEBUG=1, KCSAN=1)
+    variant = next((v for v in kernels.VARIANTS if v != "plain" and getattr(args, v)), "plain")
+    if args.student:
+        return exercise.kernel_id(kernel_tree, "student", args.number, variant)
+    kid = args.kernel or kernels.KernelId.of(args.number)
+    return kid.with_variant(variant)
 
 
 def cmd_list(args):
     cps = series.checkpoints()
     print(f"{'N':>2}  {'checkpoint':<22} {'patches':>7}  {'kernel':<9} lab")
     for cp in cps:
-        k = kbuild.Kernel(args.build_dir, cp.number)
+        k = kbuild.Kernel(args.build_dir, kernels.KernelId.of(cp.number))
         state = "built" if k.built() else "not built"
         lab = cp.title if cp.has_lab else "(no lab yet)"
         print(f"{cp.number:>2}  {cp.name:<22} {len(cp.patches()):>7}  {state:<9} {lab}")
-    up = kbuild.Kernel(args.build_dir, "upstream")
+    up = kbuild.Kernel(args.build_dir, kernels.KernelId.upstream())
     print(f"{'':>2}  {'upstream (reference)':<22} {'-':>7}  {'built' if up.built() else 'not built':<9}")
     return 0
 
@@ -382,20 +397,19 @@ def cmd_exercise(args, session):
     if args.command == "save":
         return 0
     from labkit import studentgrade
-    k = session.kernel(number, flavour="student")
+    k = session.kernel(exercise.kernel_id(session.tree, "student", number))
     result = studentgrade.grade(session, number, k, args.results)
     return result.close() if isinstance(result, ui.Tally) else result
 
 
 def cmd_numbered(args, session):
     session.prepare()
-    kernel = target_kernel(args)
-    flavour = "student" if args.student else None
+    kid = target_id(args, session.tree)
     if args.command == "lab":
-        tally = labrun.run_one_lab(session, args.number, kernel, only=args.check,
-                                   debug=args.debug, flavour=flavour, trace=args.trace)
+        tally = labrun.run_one_lab(session, args.number, kid, only=args.check,
+                                   trace=args.trace)
         return tally.close(args.results, f"make lab {args.number}")
-    k = session.kernel(kernel, args.debug, flavour)
+    k = session.kernel(kid)
     if args.command == "kernel":
         print(k.bzimage)
         print(k.vmlinux)
@@ -442,37 +456,36 @@ def dispatch(argv):
         return rebase.rebase(session, args.base)
     if args.command == "bench":
         from labkit import bench
-        kernels = bench.KERNELS
+        chosen = bench.KERNELS
         if args.bench_kernels:
-            kernels = [w if w == "upstream" else parse_checkpoint("bench", w)
-                       for w in args.bench_kernels.split()]
-        return bench.run(session, kernels, full=args.full)
+            chosen = [kernel_word("bench", w) for w in args.bench_kernels.split()]
+        return bench.run(session, chosen, full=args.full)
     if args.command in EXERCISE:
         return cmd_exercise(args, session)
     if args.command == "report":
         from labkit import report
         deps.require(report.PACKAGES + traces.PACKAGES)
-        kernel = args.kernel if args.kernel is not None else args.number
         if args.screenshot:
             deps.require(report.RENDER_PACKAGES)
-        return report.run(session, args.number, series.kernel_name(kernel), args.check,
+        return report.run(session, args.number, target_id(args), args.check,
                           args.screenshot)
     if args.command == "kernelshark":
         from labkit import kshark
         deps.require(kshark.SCREENSHOT_PACKAGES if args.screenshot or not os.environ.get("DISPLAY")
                      else kshark.PACKAGES)
         return kshark.run(session, args.number,
-                          None if args.kernel is None else series.kernel_name(args.kernel),
+                          None if args.kernel is None else args.kernel.name,
                           args.check, args.screenshot)
     if args.command == "robust":
         from labkit import robust
         session.prepare()
+        kid = target_id(args)
         if args.faults:
-            return robust.run_faults_all(session, target_kernel(args)).close()
+            return robust.run_faults_all(session, kid).close()
         if args.kcsan:
             from labkit import races
-            return races.run_all(session, target_kernel(args)).close()
-        return robust.run_all(session, target_kernel(args), args.debug, args.seed).close()
+            return races.run_all(session, kid).close()
+        return robust.run_all(session, kid, args.seed).close()
     return cmd_numbered(args, session)
 
 

@@ -26,6 +26,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from labkit import exercise, grade, holes, labrun, series, studentgrade, tree, ui  # noqa: E402
 from labkit.errors import HarnessError  # noqa: E402
+from labkit.kernels import KernelId  # noqa: E402
 
 
 def failing_checks(session, number, k):
@@ -36,7 +37,8 @@ def failing_checks(session, number, k):
     cp = series.lookup(number)
     with tree.lock(session.build_dir):
         exercise.make_isolated(session.tree, number, k)
-    kern = session.kernel(number, flavour="isolated", branch=exercise.isolated_ref(number, k))
+    kern = session.kernel(KernelId.of(number).built_from(exercise.isolated_ref(number, k),
+                                                         "isolated"))
     ran, _gdb = studentgrade.run_labs(session, kern, number, [cp],
                                       f"isolated-cp{number}-hole{k}")
     feature = [c.id for c in cp.checks() if c.kind == "check"]
@@ -48,7 +50,8 @@ def failing_checks(session, number, k):
     expected = grade.load_expected(cp.lab_dir)
     before = grade.load_expected(cp.lab_dir, grade.BEFORE)
     passed = {ident for (lab, ident), c in ran.checks.items()
-              if lab == key and grade.grade_check(c, expected, number, number, before).ok}
+              if lab == key and grade.grade_check(c, expected, kern.id.plain(), number,
+                                                  before).ok}
     crashed = sorted(ident for lab, ident in ran.hit if lab == key)
     note = f" (a crash or hang cut short: {' '.join(crashed)})" if crashed else ""
     return [ident for ident in feature if ident not in passed], note

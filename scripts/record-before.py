@@ -60,6 +60,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from labkit import conformance, errnos, exercise, grade, holes, protocol, series  # noqa: E402
+from labkit.kernels import KernelId  # noqa: E402
 
 HEADER = """# What each feature check of this lab prints on the checkpoint before it,
 # up to and including its first line that differs from 'expected'. make
@@ -88,7 +89,8 @@ def record(number, logs, skeleton=False):
         if lab is None:
             continue
         for check in lab.checks:
-            want, got = grade.want_on(check, expected, number) or [], grade.normalise(check.output)
+            want = grade.want_on(check, expected, KernelId.of(number)) or []
+            got = grade.normalise(check.output)
             if skeleton:
                 # every check the holes break, guards too; a write that
                 # fails is the missing mechanism (grade.grade_on_skeleton)
@@ -192,7 +194,7 @@ def record_debug(log):
         cp = series.lookup(int(key))
         expected = grade.load_expected(cp.lab_dir)
         for check in lab.checks:
-            if not grade.grade_check(check, expected, "upstream", cp.number).ok:
+            if not grade.grade_check(check, expected, KernelId.upstream(), cp.number).ok:
                 reason = old.get((key, check.id), ("say why",))[0]
                 entries[(key, check.id)] = (reason, grade.normalise(check.output))
     with open(grade.DEBUG_DIFFERENCES, "w", encoding="utf-8") as f:

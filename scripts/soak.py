@@ -23,7 +23,8 @@ import threading
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from labkit import grade, labrun, series, ui  # noqa: E402
+from labkit import grade, labrun, protocol, series, ui  # noqa: E402
+from labkit.kernels import KernelId  # noqa: E402
 
 
 class Load:
@@ -89,8 +90,8 @@ def main():
     labs = [series.lookup(n) for n in args.labs]
     session = labrun.Session(os.environ.get("BUILD_DIR", os.path.join(series.ROOT, "build")))
     session.prepare()
-    k = session.kernel(args.kernel)
-    plan = [labrun.lab_item(cp.number) for cp in labs]
+    k = session.kernel(KernelId.of(args.kernel))
+    plan = [protocol.lab_item(cp.number) for cp in labs]
     load = None
     if not args.no_load:
         out_dir = os.path.join(session.build_dir, "obj", "soak-load")
@@ -102,7 +103,7 @@ def main():
     try:
         for i in range(1, args.runs + 1):
             run, report = session.boot(k, plan, f"soak-{i:02d}")
-            got = verdicts(report, labs, args.kernel)
+            got = verdicts(report, labs, KernelId.of(args.kernel))
             for key, ok in got.items():
                 passed[key] = passed.get(key, 0) + ok
                 if not ok:

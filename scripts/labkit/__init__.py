@@ -7,7 +7,7 @@ Modules, in the order a lab run uses them:
   kbuild    configure and build a checkpoint's kernel
   initramfs the guest: busybox, our guest library, labs, ftracetest
   qemu      boot a guest, watch its console, time out, spot oopses
-  protocol  read the guest's "@@ftlab" lines
+  protocol  the guest protocol: plan items, and the "@@ftlab" lines read back
   grade     compare check output with expectations, show diffs
   ftmatrix  what ftracetest must report at each checkpoint
   gdbrun    gdb, interactive and unattended

@@ -21,6 +21,7 @@ import time
 
 from . import series, timing, ui
 from .errors import HarnessError
+from .kernels import KernelId
 
 SOURCE = os.path.join(series.ROOT, "bench", "ftbench.c")
 GUEST_SCRIPT = os.path.join(series.ROOT, "bench", "guest.sh")
@@ -28,8 +29,8 @@ PLAN_ITEM = "bench"
 
 # The kernels measured by default: the checkpoint before and the one that
 # brings each mechanism (probe hash: 0 and 1; soft disable via a probe:
-# 3; triggers: 6), and upstream 6.1 for reference.
-KERNELS = (0, 1, 3, 6, "upstream")
+# 3; triggers: 6), and upstream for reference.
+KERNELS = (KernelId.of(0), KernelId.of(1), KernelId.of(3), KernelId.of(6), KernelId.upstream())
 
 # table: (CSV file, what it measures, the unit of one iteration)
 TABLES = {
@@ -151,8 +152,8 @@ def plot(out_dir, table):
 def guest(session, kernels):
     """Boot each kernel once with the bench plan; {kernel name: {table: rows}}."""
     results = {}
-    for kernel in kernels:
-        k = session.kernel(kernel)
+    for kid in kernels:
+        k = session.kernel(kid)
         run, _report = session.boot(k, [PLAN_ITEM], f"bench-{k.name}")
         if not run.ok:
             ui.block(run.explain())

@@ -26,6 +26,7 @@
   6. the debug kernels and the robustness tests (debug.py)
 """
 
+import collections
 import concurrent.futures
 import copy
 import io
@@ -35,9 +36,11 @@ import subprocess
 import time
 import unittest
 
-from . import (conformance, docexamples, docs, errnos, exercise, gdbrun, grade, holes, labrun,
-               namecheck, protocol, qemu, rebase, robust, series, source, timing, traces, ui)
+from . import (checkpatch, conformance, docexamples, docs, errnos, exercise, gdbrun, grade, holes,
+               labrun, namecheck, protocol, qemu, rebase, robust, series, source, timing,
+               tracecheck, ui)
 from .errors import HarnessError
+from .kernels import KernelId
 
 
 class _Outcomes(unittest.TextTestResult):
@@ -114,41 +117,6 @@ def pyflakes(tally, paths=LINTED, cwd=series.ROOT):
     ui.block(findings[:40])
 
 
-def accepted_exceptions(patch_text):
-    """checkpatch message types a patch explains and accepts: a line
-    "Checkpatch-exception: TYPE" in its notes (after the first "---"),
-    followed by the reason."""
-    head = patch_text.split("\ndiff --git", 1)[0]
-    notes = head.split("\n---\n", 1)[1] if "\n---\n" in head else ""
-    return set(re.findall(r"^Checkpatch-exception: ([A-Z_]+)", notes, re.M))
-
-
-def checkpatch_command(script, patch, accepted):
-    """checkpatch.pl --strict on one patch, one line per message, with the
-    types the patch explains (accepted_exceptions) left to checkpatch's own
-    --ignore. --terse also keeps it from printing its "NOTE: Ignored
-    message types" footer, so any line it prints is a problem."""
-    cmd = ["perl", script, "--strict", "--terse", "--no-summary", "--show-types"]
-    if accepted:
-        cmd += ["--ignore", ",".join(sorted(accepted))]
-    return cmd + [patch]
-
-
-def checkpatch(session, tally):
-    script = os.path.join(session.tree.path, "scripts", "checkpatch.pl")
-    patches = [p for cp in series.checkpoints() for p in cp.patches()]
-    ui.step(f"checkpatch.pl --strict on {len(patches)} patch(es)")
-    for patch in patches:
-        with open(patch, encoding="utf-8", errors="replace") as f:
-            accepted = accepted_exceptions(f.read())
-        r = subprocess.run(checkpatch_command(script, patch, accepted),
-                           cwd=session.tree.path, capture_output=True, text=True)
-        problems = [line for line in r.stdout.splitlines() if line.strip()]
-        note = f"(explained exception: {', '.join(sorted(accepted))})" if accepted else ""
-        tally.record(not problems, "checkpatch " + os.path.relpath(patch, series.ROOT), note)
-        ui.block(problems[:10])
-
-
 def series_versions(session, tally):
     """Does the series apply to patches/BASE and to the newest
     linux-source-6.1 the archive offers? The next Debian update is seen
@@ -185,25 +153,108 @@ class Pass:
     (qemu.Run, report)); the last checkpoint's also a boot with trace-cmd
     (traced: a Future of traces.boot's result)."""
 
-    def __init__(self, kernel, k, booted, traced=None):
-        self.kernel, self.k, self.booted, self.traced = kernel, k, booted, traced
+    def __init__(self, k, booted, traced=None):
+        self.kernel, self.k, self.booted, self.traced = k.id, k, booted, traced
+
+
+class Boot:
+    """A plain kernel's boot, come to its end, as each kind of check judges
+    it: the kernel (a kernels.KernelId) and its kbuild.Kernel k, the qemu.Run
+    and its protocol report, upstream's Reference and the tally."""
+
+    def __init__(self, p, run, report, reference, tally):
+        self.kernel, self.k = p.kernel, p.k
+        self.run, self.report, self.reference, self.tally = run, report, reference, tally
+
+
+def labs_of(kernel):
+    """The labs of a plain kernel's pass: every lab up to its checkpoint,
+    and the next one, whose feature checks must fail here (the labs whose
+    previous checkpoint the kernel has). Those that need gdb run under gdb
+    (gdb_runs), the others in its boot."""
+    return [cp for cp in series.checkpoints()
+            if cp.has_lab and kernel.has(cp.number - 1)]
+
+
+def whole_suite(kernel):
+    """Upstream and the last checkpoint run the whole ftracetest suite
+    instead of the matrix's list: it runs the list's tests too, and the
+    matrix is graded on its results."""
+    return kernel.is_upstream or kernel.is_last()
+
+
+def boot_labs(kernel):
+    """The labs of a plain kernel's boot: those of its pass that need no gdb."""
+    return [cp for cp in labs_of(kernel) if not cp.needs_gdb]
+
+
+def lab_items(kernel):
+    return [protocol.lab_item(cp.number) for cp in boot_labs(kernel)]
+
+
+def judge_labs(boot):
+    for cp in boot_labs(boot.kernel):
+        labrun.grade_lab(boot.report, cp, boot.kernel, boot.tally)
+
+
+def judge_ftracetest(boot):
+    labrun.grade_ftracetest(boot.report, boot.kernel, boot.tally, boot.run.log)
+
+
+def judge_docexamples(boot):
+    docexamples.grade_kernel(docexamples.load(), boot.run.lines, boot.kernel, boot.tally,
+                             boot.run.log)
+
+
+def judge_conformance(boot):
+    """Upstream's run of the corpus is the reference (and gives the errno
+    page, errnos.check); a checkpoint's is compared with it."""
+    corpus, reference = conformance.load_corpus(), boot.reference
+    if boot.kernel.is_upstream:
+        reference.corpus = conformance.grade_reference(corpus, boot.run, boot.tally)
+        if reference.corpus is not None:
+            errnos.check(reference.corpus, boot.tally)
+    elif reference.corpus is None:
+        boot.tally.record(False, f"conformance [{boot.k.name}]: no upstream reference run "
+                          "to compare with")
+    else:
+        conformance.grade_checkpoint(corpus, boot.kernel, boot.run, reference.corpus,
+                                     boot.tally)
+
+
+def judge_ftall(boot):
+    """Upstream's whole ftracetest suite is the reference: on the last
+    checkpoint every test that passes there must pass."""
+    results = protocol.ftracetest_results(boot.report)
+    if boot.kernel.is_upstream:
+        boot.reference.ftracetest_all = results
+    elif whole_suite(boot.kernel) and boot.reference.ftracetest_all:
+        conformance.grade_ftall(boot.reference.ftracetest_all, results, boot.kernel,
+                                boot.tally, boot.run.log)
+
+
+BootKind = collections.namedtuple("BootKind", "name items judge")
+
+# The kinds of check in every plain kernel's boot, one row each: the plan
+# items it adds for a kernel, in the boot's order, and its judge of the
+# boot, called in this order once the boot is over (grade_pass). A new
+# kind of check on every kernel is one more row.
+BOOT_KINDS = [
+    BootKind("labs", lab_items, judge_labs),
+    BootKind("ftracetest (the matrix's list, or the whole suite)",
+             lambda kernel: [conformance.FTALL_ITEM if whole_suite(kernel) else "ftracetest"],
+             judge_ftracetest),
+    BootKind("the docs' examples", lambda kernel: [docexamples.PLAN_ITEM], judge_docexamples),
+    BootKind("the conformance corpus", lambda kernel: [conformance.PLAN_ITEM],
+             judge_conformance),
+    # no item of its own: the whole suite the ftracetest row runs
+    BootKind("the whole ftracetest suite against upstream's", lambda kernel: [], judge_ftall),
+]
 
 
 def boot_plan(kernel):
-    """The labs of one plain kernel's boot (every lab up to its checkpoint,
-    and the next one, whose feature checks must fail here: the labs whose
-    previous checkpoint the kernel has), then the ftracetest list (the
-    whole suite on upstream and the last checkpoint: it runs the list's
-    tests too, and the matrix is graded on its results), the docs'
-    examples and the conformance corpus."""
-    cps = series.checkpoints()
-    labs = [cp for cp in cps if cp.has_lab and series.has_checkpoint(kernel, cp.number - 1)]
-    whole_suite = kernel in ("upstream", series.last_checkpoint() if cps else None)
-    plain = [cp for cp in labs if not cp.needs_gdb]
-    plan = ([labrun.lab_item(cp.number) for cp in plain]
-            + [conformance.FTALL_ITEM if whole_suite else "ftracetest",
-               docexamples.PLAN_ITEM, conformance.PLAN_ITEM])
-    return labs, plain, whole_suite, plan
+    """The plan of one plain kernel's boot: each kind's items, in order."""
+    return [item for kind in BOOT_KINDS for item in kind.items(kernel)]
 
 
 def start_pass(session, kernel, tally, lanes):
@@ -215,7 +266,7 @@ def start_pass(session, kernel, tally, lanes):
             k, why = session.kernel(kernel), []
     except HarnessError as e:   # a patch or build failure fails this kernel, not the run
         k, why = None, str(e).splitlines()
-    tally.record(k is not None, f"build {series.kernel_name(kernel)}")
+    tally.record(k is not None, f"build {kernel.name}")
     ui.block(why)
     if k is None:
         return None
@@ -223,32 +274,32 @@ def start_pass(session, kernel, tally, lanes):
     tally.record(not problems, f"debug info [{k.name}]: full in kernel/ and for struct mount, "
                  "-g1 elsewhere",
                  "; ".join(problems))
-    labs, _plain, _whole, plan = boot_plan(kernel)
-    booted = lanes.submit(session.boot, k, plan, f"check-{k.name}")
-    traced = traces.start_check(session, k, lanes) if kernel == series.last_checkpoint() else None
+    booted = lanes.submit(session.boot, k, boot_plan(kernel), f"check-{k.name}")
+    traced = (tracecheck.start_traced_boot(session, k, lanes)
+              if kernel.is_last() else None)
     with lanes.busy():
-        gdb_runs(session, k, kernel, labs, tally)
-    return Pass(kernel, k, booted, traced)
+        gdb_runs(session, k, labs_of(kernel), tally)
+    return Pass(k, booted, traced)
 
 
-def gdb_runs(session, k, kernel, labs, tally):
-    """What runs under gdb while the tree is checked out at kernel (gdb
+def gdb_runs(session, k, labs, tally):
+    """What runs under gdb while the tree is checked out at kernel k (gdb
     shows its source lines): the gdb labs, the kernel's own lab's gdb
     script and the next lab's (which must fail here), and on upstream the
     gdb helpers' self-test. On its own checkpoint, lab 02 runs with
     TRACE=1: gdb's output must still be its gdb.expected, and its trace
-    must tell soft mode's story (traces.grade_soft_mode)."""
+    must tell soft mode's story (tracecheck.grade_soft_mode)."""
     for cp in labs:
-        if cp.needs_gdb and (getattr(session, "full", False) or gdb_lab_wanted(cp, kernel)):
-            traced = kernel == cp.number == traces.SOFT_MODE_LAB
-            result = labrun.run_gdb_lab(session, k, cp, kernel, tally, trace=traced)
+        if cp.needs_gdb and (getattr(session, "full", False) or gdb_lab_wanted(cp, k.id)):
+            traced = k.id.checkpoint == cp.number == tracecheck.SOFT_MODE_LAB
+            result = labrun.run_gdb_lab(session, k, cp, tally, trace=traced)
             if result and result[1]:
-                traces.grade_soft_mode(result[1], f"trace-cmd [{k.name}]", tally)
-    if kernel == "upstream":
+                tracecheck.grade_soft_mode(result[1], f"trace-cmd [{k.name}]", tally)
+    if k.id.is_upstream:
         gdb_helpers_selftest(session, k, tally)
         return
-    gdb_check(session, k, series.lookup(kernel), tally)
-    following = series.lookup(kernel + 1)
+    gdb_check(session, k, series.lookup(k.id.checkpoint), tally)
+    following = k.id.next() and series.lookup(k.id.next().checkpoint)
     if (following is not None and not following.needs_gdb
             and os.path.exists(gdbrun.lab_gdb_script(following))):
         labrun.gdb_before(session, k, following, tally)
@@ -259,38 +310,23 @@ def gdb_lab_wanted(cp, kernel):
     guest under gdb): on upstream (the reference), the checkpoint before
     the lab's (its checks must fail), its own and the last (features
     stay). FULL=1 runs it on every kernel that has the checkpoint before."""
-    return kernel in ("upstream", cp.number - 1, cp.number, series.last_checkpoint())
+    return (kernel.is_upstream or kernel.is_just_before(cp.number)
+            or kernel.checkpoint == cp.number or kernel.is_last())
 
 
 def grade_pass(p, tally, reference):
-    """Grade a Pass's boot once it is over: labs, the ftracetest list or
-    suite, the docs' examples and the conformance corpus. Upstream's
-    fills 'reference' (graded first); a checkpoint's is compared with it.
+    """Grade a Pass's boot once it is over: its TRACE boot, if any, then
+    the boot itself and each kind of BOOT_KINDS. Upstream's fills
+    'reference' (graded first); a checkpoint's is compared with it.
     Returns the report, or None when the boot failed."""
-    k, kernel = p.k, p.kernel
     run, report = p.booted.result()
     if p.traced is not None:
-        traces.grade_check(p.traced.result(), k, tally)
-    if not labrun.grade_boot(run, tally, f"boot {k.label}"):
+        tracecheck.grade_traced_boot(p.traced.result(), p.k, tally)
+    if not labrun.grade_boot(run, tally, f"boot {p.k.label}"):
         return None
-    _labs, plain, whole_suite, _plan = boot_plan(kernel)
-    for cp in plain:
-        labrun.grade_lab(report, cp, kernel, tally)
-    labrun.grade_ftracetest(report, kernel, tally, run.log)
-    docexamples.grade_kernel(docexamples.load(), run.lines, kernel, tally, run.log)
-    corpus = conformance.load_corpus()
-    if kernel == "upstream":
-        reference.corpus = conformance.grade_reference(corpus, run, tally)
-        if reference.corpus is not None:
-            errnos.check(reference.corpus, tally)
-        reference.ftracetest_all = protocol.ftracetest_results(report)
-    elif reference.corpus is None:
-        tally.record(False, f"conformance [{k.name}]: no upstream reference run to compare with")
-    else:
-        conformance.grade_checkpoint(corpus, kernel, run, reference.corpus, tally)
-    if whole_suite and kernel != "upstream" and reference.ftracetest_all:
-        conformance.grade_ftall(reference.ftracetest_all, protocol.ftracetest_results(report),
-                                kernel, tally, run.log)
+    boot = Boot(p, run, report, reference, tally)
+    for kind in BOOT_KINDS:
+        kind.judge(boot)
     return report
 
 
@@ -343,7 +379,7 @@ def harness_on_real_guests(session, k, report, upstream, tally):
         broken = copy.deepcopy(expected)
         check = lab.checks[0]
         broken[check.id] = broken[check.id] + ["a line the kernel never prints"]
-        outcome = grade.grade_check(check, broken, k.kernel, 0)
+        outcome = grade.grade_check(check, broken, k.id, 0)
         tally.record(not outcome.ok and any(l.startswith("+++") or l.startswith("-a line")
                                             for l in outcome.evidence),
                      "harness: a broken lab expectation fails with a diff")
@@ -370,61 +406,6 @@ def gdb_helpers_selftest(session, k, tally):
     ui.block(evidence)
 
 
-def cpu_times():
-    """(busy, all) jiffies of the machine's cores so far, from /proc/stat;
-    None where there is no /proc/stat."""
-    try:
-        with open("/proc/stat") as f:
-            fields = [int(x) for x in f.readline().split()[1:]]
-    except (OSError, ValueError):
-        return None
-    idle = fields[3] + (fields[4] if len(fields) > 4 else 0)     # idle, iowait
-    total = sum(fields[:8])     # guest time is counted in user time already
-    return total - idle, total
-
-
-def busy_share(start, end):
-    """The share of the cores' time spent working between two cpu_times()
-    readings, in percent; None if either is missing."""
-    if not start or not end or end[1] <= start[1]:
-        return None
-    return round(100 * (end[0] - start[0]) / (end[1] - start[1]))
-
-
-class Parts:
-    """How long each part of make check took, printed at its end. The
-    tally's verdicts are grouped by the part that recorded them."""
-
-    def __init__(self, tally=None):
-        self.times = []
-        self.tally = tally
-        self.cpu = cpu_times()
-
-    def time(self, name, fn, *args, **kwargs):
-        if self.tally is not None:
-            self.tally.group = name
-        timer = ui.Timer()
-        result = fn(*args, **kwargs)
-        self.times.append((name, timer.seconds))
-        return result
-
-    def report(self, total, logs=None, since=None):
-        print(f"\nmake check took {total}:")
-        width = max((len(name) for name, _s in self.times), default=0)
-        for name, seconds in self.times:
-            print(f"  {name:<{width}}  {seconds:6.0f} s")
-        busy = busy_share(self.cpu, cpu_times())
-        if busy is not None:
-            # near 100: only less work makes the run shorter; well below:
-            # some part waited for another with cores left idle
-            print(f"the machine's {os.cpu_count()} cores were busy {busy}% of that time")
-        runs = timing.longest_runs(logs, since=since) if logs else []
-        if runs:
-            print("the longest guest runs (build/logs/NAME.times says where each spent it):")
-            for name, seconds in runs:
-                print(f"  {name:<{width}}  {seconds:6.0f} s")
-
-
 def plain_pass_order(cps):
     """The last checkpoint right after upstream, then the others in order.
     Its debug kernel builds beside its plain pass (the tree is checked out
@@ -437,7 +418,7 @@ def run(session):
     started = time.time()
     timer = ui.Timer()
     tally = ui.Tally()
-    parts = Parts(tally)
+    parts = timing.Parts(tally)
     # the tree first: some self-tests use its files (usr/gen_init_cpio.c,
     # ftracetest's functions), and must not skip for want of them
     parts.time("tree and packages", session.prepare)
@@ -461,7 +442,7 @@ def run(session):
     ui.step("building the docs (asciidoctor, dot, pandoc), beside the next parts")
     docs_views = concurrent.futures.ThreadPoolExecutor(max_workers=1).submit(
         docs.build_views, session.build_dir)
-    parts.time("checkpatch", checkpatch, session, tally)
+    parts.time("checkpatch", checkpatch.series_patches, session, tally)
     parts.time("series versions", series_versions, session, tally)
     parts.time("docs (what is left of their build)", lambda: docs.check(
         tally, session.build_dir, docs_views.result()))
@@ -470,19 +451,21 @@ def run(session):
     exercises = [cp.number for cp in cps if holes.has_exercise(cp)]
     parts.time("exercises: skeletons", exercise.check_skeletons, session, tally, exercises)
     passes = []
-    for kernel in ["upstream"] + [cp.number for cp in plain_pass_order(cps)]:
-        p = parts.time(f"kernel {series.kernel_name(kernel)}: build and gdb", start_pass,
+    for kernel in [KernelId.upstream()] + [KernelId.of(cp.number)
+                                           for cp in plain_pass_order(cps)]:
+        p = parts.time(f"kernel {kernel.name}: build and gdb", start_pass,
                        session, kernel, tally, lanes)
         if p is not None:
             passes.append(p)
-            debug_part.plain_built(kernel, p.k)
+            debug_part.plain_built(p.k)
     reference = Reference()
-    reports = {p.kernel: parts.time(f"kernel {series.kernel_name(p.kernel)}: its boot, graded",
+    ranked = sorted(passes, key=lambda p: p.kernel.rank())
+    reports = {p.kernel: parts.time(f"kernel {p.kernel.name}: its boot, graded",
                                     grade_pass, p, tally, reference)
-               for p in sorted(passes, key=lambda p: p.kernel != "upstream")}
-    upstream = next((p.k for p in passes if p.kernel == "upstream"), None)
-    first = next((p for p in sorted(passes, key=lambda p: str(p.kernel))
-                  if p.kernel != "upstream" and reports.get(p.kernel)), None)
+               for p in ranked}
+    upstream = next((p.k for p in ranked if p.kernel.is_upstream), None)
+    first = next((p for p in ranked
+                  if not p.kernel.is_upstream and reports.get(p.kernel)), None)
     if first:
         with lanes.busy():
             parts.time("harness on real guests", harness_on_real_guests, session, first.k,

@@ -28,7 +28,7 @@ import json
 import os
 import re
 
-from . import grade, series, ui
+from . import grade, kernels, series, ui
 
 CONF_DIR = os.path.join(series.LABS, "conformance")
 CORPUS = os.path.join(CONF_DIR, "corpus")
@@ -363,7 +363,7 @@ def record_text(old_text, measured):
     group; the header and the other sections stay."""
     header = old_text.split("\n## ", 1)[0].rstrip("\n") + "\n"
     old = parse_record(old_text)
-    tags = sorted(set(old) | set(measured), key=lambda t: (t != "upstream", len(t), t))
+    tags = sorted(set(old) | set(measured), key=lambda t: kernels.KernelId.parse(t).rank())
     out = [header]
     for tag in tags:
         if tag in measured:
@@ -473,7 +473,7 @@ def grade_reference(corpus, run_, tally):
     """Upstream 6.1's boot (a qemu.Run that ran the plan item): its
     CorpusRun, or None when it cannot serve as the reference."""
     result = parse_guest(run_.lines)
-    ok = check_run(corpus, result, run_, tally, "upstream")
+    ok = check_run(corpus, result, run_, tally, kernels.KernelId.upstream().name)
     problems = reference_problems(corpus, result)
     if problems:
         tally.record(False, "conformance [upstream]: the reference run is usable")
@@ -483,8 +483,9 @@ def grade_reference(corpus, run_, tally):
 
 def grade_checkpoint(corpus, kernel, run_, reference, tally, record=None):
     """A checkpoint's boot (a qemu.Run that ran the plan item) against the
-    reference and the record of expected differences."""
-    name = series.kernel_name(kernel)
+    reference and the record of expected differences. kernel: a
+    kernels.KernelId, whose name heads its section of the record."""
+    name = kernel.name
     record = load_expected() if record is None else record
     got = parse_guest(run_.lines)
     check_run(corpus, got, run_, tally, name)
@@ -508,7 +509,9 @@ def ftall_failures(upstream, got):
 
 
 def grade_ftall(upstream, got, kernel, tally, log=None):
-    name = series.kernel_name(kernel)
+    """The whole ftracetest suite on kernel (a kernels.KernelId): every
+    test that passes on upstream passes there (ftall_failures)."""
+    name = kernel.name
     failures = ftall_failures(upstream, got)
     for test, result in failures:
         tally.record(False, f"ftracetest-all [{name}] {test}", f"(PASS on 6.1, {result} here)")

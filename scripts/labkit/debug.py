@@ -1,7 +1,7 @@
 """make check's debug part and robustness tests, run beside its plain part.
 
-Plain make check: the last checkpoint's debug variant (kbuild.Kernel(...,
-debug=True): scripts/debug.config on top of lab.config, two vCPUs) runs
+Plain make check: the last checkpoint's debug variant (kernels.VARIANTS
+"debug": scripts/debug.config on top of lab.config, two vCPUs) runs
 every lab it has (gdb labs aside) in one boot, where any KASAN, lockdep,
 RCU or kmemleak report fails it, then the robustness tests of
 labs/robustness (hostile input, permissions, two CPUs, module lifetime).
@@ -24,8 +24,9 @@ on; every guest queues for a lane (robust.Lanes)."""
 
 import concurrent.futures
 
-from . import labrun, races, robust, series, ui
+from . import labrun, protocol, races, robust, series, ui
 from .errors import HarnessError
+from .kernels import KernelId
 
 # Hostile writes on the debug kernel of plain make check: every kind of
 # structured round comes up many times in the first few thousand writes
@@ -33,17 +34,17 @@ from .errors import HarnessError
 DEBUG_HOSTILE_WRITES = 3000
 
 
-def labs_on(kernel):
-    """The labs that run on 'kernel' in one boot: those of its checkpoint
+def labs_on(kid):
+    """The labs that run on kernel kid in one boot: those of its checkpoint
     and the one after it (to fail there), gdb labs left to the plain
     kernels (make lab N DEBUG=1 runs them)."""
     return [cp for cp in series.checkpoints() if cp.has_lab and not cp.needs_gdb
-            and series.has_checkpoint(kernel, cp.number - 1)]
+            and kid.has(cp.number - 1)]
 
 
 def boot_labs(session, k, ftracetest=True):
     """One boot of debug kernel k with its labs (and the ftracetest list)."""
-    plan = [labrun.lab_item(cp.number) for cp in labs_on(k.kernel)]
+    plan = [protocol.lab_item(cp.number) for cp in labs_on(k.id)]
     return session.boot(k, plan + (["ftracetest"] if ftracetest else []), f"check-{k.name}")
 
 
@@ -55,10 +56,10 @@ def grade_labs(k, booted, tally, ftracetest=True):
     if not labrun.grade_boot(run, tally, f"boot {k.label} with {k.smp} vCPUs, labs"
                              + (" and ftracetest" if ftracetest else "")):
         return
-    for cp in labs_on(k.kernel):
-        labrun.grade_lab(report, cp, k.kernel, tally, debug=True, name=k.name)
+    for cp in labs_on(k.id):
+        labrun.grade_lab(report, cp, k.id, tally)
     if ftracetest:
-        labrun.grade_ftracetest(report, k.kernel, tally, run.log, name=k.name)
+        labrun.grade_ftracetest(report, k.id, tally, run.log)
 
 
 class DebugPart:
@@ -72,17 +73,20 @@ class DebugPart:
         self.session = session
         self.lanes = lanes
         self.full = full or all_checkpoints
-        self.last = series.last_checkpoint()
-        wanted = ["upstream", self.last] if self.full else [self.last]
+        cps = series.checkpoints()
+        # the kernels are named plain here, the variant is the builder's
+        self.last = KernelId.of(cps[-1].number) if cps else None
+        up = KernelId.upstream()
+        wanted = [up, self.last] if self.full else [self.last]
         if all_checkpoints:
-            wanted = ["upstream"] + [cp.number for cp in series.checkpoints()]
+            wanted = KernelId.every()
         self.kernels = [] if self.last is None else wanted
         # KCSAN kernels: the last checkpoint's; FULL=1 upstream's too
         self.kcsan_kernels = [] if self.last is None else (
-            ["upstream", self.last] if self.full else [self.last])
+            [up, self.last] if self.full else [self.last])
         self.seed = seed if seed is not None else robust.CHECK_SEED
         self.builder = concurrent.futures.ThreadPoolExecutor(max_workers=1)
-        self.built = {}         # kernel -> Future of (kbuild.Kernel or None, words)
+        self.built = {}         # KernelId -> Future of (kbuild.Kernel or None, words)
         self.kcsan_built = {}   # the same, of the KCSAN variants
         self.raced = []         # (kbuild.Kernel, Future of races.run)
         self.booted = []        # (kbuild.Kernel, Future of boot_labs), upstream first
@@ -99,11 +103,12 @@ class DebugPart:
         for which in self.kcsan_kernels:
             self._build_kcsan(which)
 
-    def plain_built(self, kernel, k):
-        """The plain part built 'kernel' as k."""
-        if kernel in self.kernels and kernel not in self.built:
-            self.built[kernel] = self.builder.submit(self._build, kernel)
-        if kernel in ("upstream", self.last):
+    def plain_built(self, k):
+        """The plain part built kernel k (its id plain)."""
+        kid = k.id
+        if kid in self.kernels and kid not in self.built:
+            self.built[kid] = self.builder.submit(self._build, kid)
+        if kid.is_upstream or kid == self.last:
             self._start_robust(k)
 
     def _start_robust(self, k):
@@ -111,7 +116,7 @@ class DebugPart:
         robust.announce(self.seed, count, k.label)
         self.runs[k.name] = (k, robust.start_kernel(
             self.session, k, self.seed, count, self.lanes,
-            stress=k.debug and k.kernel == self.last, all_faults=self.full))
+            stress=k.debug and k.id.plain() == self.last, all_faults=self.full))
 
     def hostile_writes(self, k):
         """All of them on plain kernels, whose runs are compared; fewer on
@@ -119,26 +124,26 @@ class DebugPart:
         only (a debug guest is 10 to 25 times slower)."""
         return robust.HOSTILE_WRITES if self.full or not k.debug else DEBUG_HOSTILE_WRITES
 
-    def _build(self, kernel, variant="debug"):
-        """Build the debug (or KCSAN) variant of 'kernel', then queue its
+    def _build(self, kid, variant="debug"):
+        """Build the debug (or KCSAN) variant of kernel kid, then queue its
         guests."""
         t = ui.Timer()
         try:
             with self.lanes.busy():
-                k = self.session.kernel(kernel, variant=variant)
+                k = self.session.kernel(kid.with_variant(variant))
         except HarnessError as e:
             return None, str(e)
         if variant == "kcsan":
             self.raced.append((k, self.lanes.submit(races.run, self.session, k, self.full)))
             return k, f"({t})"
         self.booted.append((k, self.lanes.submit(boot_labs, self.session, k, self.full)))
-        if kernel in ("upstream", self.last):
+        if kid.is_upstream or kid == self.last:
             self._start_robust(k)
         return k, f"({t})"
 
-    def _build_kcsan(self, kernel):
-        if kernel not in self.kcsan_built:
-            self.kcsan_built[kernel] = self.builder.submit(self._build, kernel, "kcsan")
+    def _build_kcsan(self, kid):
+        if kid not in self.kcsan_built:
+            self.kcsan_built[kid] = self.builder.submit(self._build, kid, "kcsan")
 
     def finish(self, tally):
         """Wait for every build and guest, and grade: builds, labs (upstream
@@ -156,10 +161,10 @@ class DebugPart:
                 for which, fut in built.items():
                     k, note = fut.result()
                     tally.record(k is not None,
-                                 f"build {series.kernel_name(which)} ({words})",
+                                 f"build {which.name} ({words})",
                                  note if k is not None else "")
                     ui.block(note.splitlines() if k is None else [])
-            for k, fut in sorted(self.booted, key=lambda b: b[0].kernel != "upstream"):
+            for k, fut in sorted(self.booted, key=lambda b: b[0].id.rank()):
                 grade_labs(k, fut.result(), tally, self.full)
             self._grade_robust(tally)
             self._grade_races(tally)
@@ -168,11 +173,11 @@ class DebugPart:
         """races.grade of each KCSAN boot, upstream's first: its races are
         the reference that says which of the checkpoint's 6.1 shows too."""
         reference = None
-        for k, fut in sorted(self.raced, key=lambda b: b[0].kernel != "upstream"):
+        for k, fut in sorted(self.raced, key=lambda b: b[0].id.rank()):
             items, booted = fut.result()
             found = races.grade(items, booted, k, tally, races.touched(self.session, k),
                                 reference)
-            if k.kernel == "upstream":
+            if k.id.is_upstream:
                 reference = found
 
     def _grade_robust(self, tally):
@@ -180,7 +185,7 @@ class DebugPart:
         lone debug kernel): each compared with the upstream of its kind."""
         for debug in (False, True):
             runs = sorted((r for r in self.runs.values() if r[0].debug == debug),
-                          key=lambda r: r[0].kernel != "upstream")
+                          key=lambda r: r[0].id.rank())
             if runs:
                 robust.grade_all([k for k, _ in runs], [f for _, f in runs], tally)
         if self.kernels and not any(k.debug for k, _ in self.runs.values()):

@@ -41,7 +41,7 @@ import difflib
 import os
 import re
 
-from . import grade, series, ui
+from . import grade, kernels, series, ui
 
 CHAPTERS = ("doc/ftrace.adoc", "doc/events.adoc", "doc/internals.adoc")
 PLAN_ITEM = "docexamples"
@@ -96,8 +96,8 @@ class Example:
         return True
 
     def runs_on(self, kernel, last):
-        """Does 'kernel' ("upstream" or a number) run it? Upstream is the last checkpoint."""
-        return self.holds_at(last if kernel == "upstream" else kernel)
+        """Does 'kernel' (a kernels.KernelId) run it? Upstream is the last checkpoint."""
+        return self.holds_at(last if kernel.is_upstream else kernel.checkpoint)
 
     def script(self):
         """The guest's shell text: each command between protocol markers."""
@@ -172,12 +172,11 @@ def load(root=series.ROOT):
 def guest_files(examples, last):
     """{path in the initramfs: text}: the list the guest reads ("ID KERNEL,...")
     and one script per example."""
-    names = ["upstream"] + [series.kernel_name(cp.number) for cp in series.checkpoints()]
+    every = kernels.KernelId.every()
     files, listing = {}, []
     for ex in examples:
-        kernels = [n for n in names
-                   if ex.runs_on("upstream" if n == "upstream" else int(n[2:]), last)]
-        listing.append(f"{ex.id} {','.join(kernels) or '-'}")
+        names = [k.name for k in every if ex.runs_on(k, last)]
+        listing.append(f"{ex.id} {','.join(names) or '-'}")
         files[f"lab/docexamples/{ex.id}.sh"] = ex.script()
     files["lab/docexamples/list"] = "\n".join(listing) + "\n"
     return files
@@ -246,8 +245,9 @@ def compare(ex, ran, kernel_label):
 
 
 def grade_kernel(examples, lines, kernel, tally, log=None):
-    """Grade every example 'kernel' runs; returns (ran, matched, expected)."""
-    label = series.kernel_name(kernel)
+    """Grade every example 'kernel' (a kernels.KernelId) runs; returns
+    (ran, matched, expected)."""
+    label = kernel.name
     last = series.last_checkpoint()
     mine = [ex for ex in examples if ex.runs_on(kernel, last)]
     guest = parse_guest(lines)

@@ -31,6 +31,7 @@ import textwrap
 from . import grade, holes, series, ui
 from .tree import lock as tree_lock
 from .errors import HarnessError
+from .kernels import KernelId
 
 WORK = os.path.join(series.ROOT, "work")
 # What each feature check of lab N prints on the skeleton, up to its first
@@ -144,7 +145,7 @@ def _commit_files(tree, number, files, ref, message):
         blob = _git_env(tree, env, "hash-object", "-w", "--stdin", text_in=text)
         _git_env(tree, env, "update-index", "--cacheinfo", f"100644,{blob},{path}")
     top = _git_env(tree, env, "write-tree")
-    parent = "upstream" if number == 0 else series.lookup(number - 1).branch
+    parent = KernelId.of(number).previous().branch
     commit = _git_env(tree, {}, "commit-tree", top, "-p", parent, "-m", message)
     tree.git("update-ref", f"refs/heads/{ref}", commit)
     return commit
@@ -387,20 +388,21 @@ def solution(tree, number):
     return tree.git(*args, "--", *files)
 
 
-def checkout_for_build(tree, flavour, number):
-    """The tree at what 'make lab N STUDENT=1' builds (flavour "student":
-    the learner's branch, as it is) or at the skeleton (make check)."""
+def kernel_id(tree, flavour, number, variant="plain"):
+    """The kernel of exercise N to build (a kernels.KernelId): flavour
+    "student", the learner's branch as it is (make lab N STUDENT=1, make
+    grade N), or "skeleton", the skeleton, made first when missing or
+    stale (make check). The tree is not checked out: labrun.Session.kernel
+    does that with the rest of the build."""
+    kid = KernelId.of(number, variant)
     if flavour == "skeleton":
-        ref = skeleton_ref(number)
         make_skeleton(tree, number)
-        checkout(tree, ref, detach=True)
-        return ref
+        return kid.built_from(skeleton_ref(number), "skeleton")
     ref = student_branch(number)
     if not tree.branch_exists(ref):
         raise ExerciseError(f"there is no exercise {number} in {tree.path} yet: "
                             f"'make exercise {number}' starts it")
-    checkout(tree, ref)
-    return ref
+    return kid.built_from(ref, "student", as_is=True)
 
 
 # --- make check's proof ---------------------------------------------------------
@@ -440,8 +442,7 @@ def boot_lab(session, k, cp, name=None):
             k, session.initrd(), cp, gdbrun.free_port(), session.logs,
             lambda plan: session.timeout_for(plan, k), plan=gdbrun.lab_plan(cp))
         return not run.broken, protocol.parse(run.console), run
-    from . import labrun
-    run, report = session.boot(k, [labrun.lab_item(cp.number)],
+    run, report = session.boot(k, [protocol.lab_item(cp.number)],
                                name or f"skeleton-lab{cp.number:02d}")
     return run.ok, report, run
 
@@ -476,7 +477,7 @@ def check_one(session, tally, number):
     cp = series.lookup(number)
     label = f"exercise {number:02d}"
     record_reproduction(session, tally, number)
-    k = session.kernel(number, flavour="skeleton")
+    k = session.kernel(kernel_id(session.tree, "skeleton", number))
     ok, report, run = boot_lab(session, k, cp)
     if not ok:
         tally.record(False, f"{label}: lab {number:02d} on the skeleton: guest run",
@@ -484,7 +485,7 @@ def check_one(session, tally, number):
         ui.block(run.explain())
         return
     before = grade.load_expected(holes.exercise_dir(cp), SKELETON_BEFORE)
-    labrun.grade_lab(report, cp, number, tally, name=k.name, before=before, skeleton=True)
+    labrun.grade_lab(report, cp, k.id, tally, before=before)
     if number == series.checkpoints()[-1].number:
         gdb_helpers_on_skeleton(session, tally, k)
 
@@ -521,7 +522,7 @@ def gdb_helpers_on_skeleton(session, tally, k):
     nothing the holes take away. The earlier skeletons lack the later
     checkpoints' structures, as their checkpoints do."""
     from . import gdbrun
-    reference = session.kernel(k.kernel)
+    reference = session.kernel(k.id.plain())
     ui.step(f"gdb helpers on {reference.label}, then on {k.label}: the same output")
     run = gdbrun.selftest_run(reference, session.initrd(), gdbrun.free_port(), session.logs,
                               session.timeout_for)

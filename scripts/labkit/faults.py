@@ -321,7 +321,7 @@ def grade(run, res, ws, k, tally, reference=None):
     it (reference: (name, Result)): a difference in the checkpoint's
     favour is named and does not fail."""
     label = f"fault injection [{k.name}]"
-    reference_kernel = k.kernel == "upstream"
+    reference_kernel = k.id.is_upstream
     if run.status == "kernel-report" and res.finished:
         res.report = run.explain()
     # the last boot crashed on the last write: merge() recorded it there

@@ -2,7 +2,7 @@
 
 labs/ftracetest.matrix has one line per test: the result expected before
 the checkpoint that brings the test's feature, that checkpoint, and why.
-On upstream 6.1 every listed test must PASS. A test with the "instance"
+On upstream every listed test must PASS. A test with the "instance"
 flag reports twice (its second run in a new trace instance): both count.
 """
 
@@ -19,7 +19,8 @@ class Row:
         self.test, self.before, self.start, self.why = test, before, start, why
 
     def expected(self, kernel):
-        if series.has_checkpoint(kernel, self.start):
+        """The result the test must give on kernel (a kernels.KernelId)."""
+        if kernel.has(self.start):
             return "PASS"
         return self.before
 

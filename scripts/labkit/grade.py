@@ -23,7 +23,7 @@ import difflib
 import os
 import re
 
-from . import series
+from . import kernels, series
 
 # (pattern, replacement), applied to every line the guest printed.
 NORMALISE = [
@@ -332,10 +332,10 @@ def gate(check, want, got, before):
 
 
 def want_on(check, expected, kernel):
-    """What 'expected' holds for a check on 'kernel' (a checkpoint number,
-    or "upstream"): the "ID@N" section from a replaced-at-N check's
-    checkpoint N on, else its own section; None when there is none."""
-    if check.replaced_at is not None and series.has_checkpoint(kernel, check.replaced_at):
+    """What 'expected' holds for a check on 'kernel' (a kernels.KernelId):
+    the "ID@N" section from a replaced-at-N check's checkpoint N on, else
+    its own section; None when there is none."""
+    if check.replaced_at is not None and kernel.has(check.replaced_at):
         return expected.get(replaced_id(check))
     return expected.get(check.id)
 
@@ -349,10 +349,11 @@ def grade_on_skeleton(check, expected, number, before):
     checkpoint N. A write that fails is no setup problem here: on a
     skeleton, it is the missing mechanism."""
     recorded = before.get(check.id)
+    own = kernels.KernelId.of(number)
     if recorded is None:
-        return grade_check(check, expected, number, number)
+        return grade_check(check, expected, own, number)
     title = f"{check.lab} {check.title}"
-    want = want_on(check, expected, number)
+    want = want_on(check, expected, own)
     if want is None:
         return Outcome(False, title, [f"labs/{check.lab}-*/expected has no section for "
                                       f"'{check.id}'"])
@@ -398,7 +399,7 @@ def matches(check, want):
 
 
 def grade_check(check, expected, kernel, lab_number, before=None):
-    """One check's verdict on a kernel ('upstream' or a checkpoint number).
+    """One check's verdict on a kernel (a kernels.KernelId).
 
     On the lab's own checkpoint and later ones (and upstream) the output
     must match. On the checkpoint before the lab's, a "check" must NOT
@@ -411,16 +412,16 @@ def grade_check(check, expected, kernel, lab_number, before=None):
     skips it, every checkpoint that runs it must match."""
     want = expected.get(check.id)
     title = f"{check.lab} {check.title}"
-    if check.kind == "ours-only" and kernel == "upstream":
+    if check.kind == "ours-only" and kernel.is_upstream:
         got = normalise(check.output)
         return Outcome(got == [OURS_ONLY_SKIP], title, got,
                        note="skipped on upstream, which differs on purpose")
-    if check.replaced_at is not None and series.has_checkpoint(kernel, check.replaced_at):
+    if check.replaced_at is not None and kernel.has(check.replaced_at):
         return replaced(check, expected, title)
     if want is None:
         return Outcome(False, title, [f"labs/{check.lab}-*/expected has no '## check: {check.id}'"])
     ok_match, got = matches(check, want)
-    later = series.has_checkpoint(kernel, lab_number)
+    later = kernel.has(lab_number)
     must_match = True
     note = ""
     if not later and check.kind == "check":
@@ -435,7 +436,7 @@ def grade_check(check, expected, kernel, lab_number, before=None):
     if ok_match:
         return Outcome(False, title, ["this check passes on a kernel that should not have its feature:"]
                        + ["    " + l for l in got[:20]])
-    if before is not None and check.kind == "check" and kernel == lab_number - 1:
+    if before is not None and check.kind == "check" and kernel.is_just_before(lab_number):
         problems = gate(check, want, got, before)
         if problems:
             return Outcome(False, title, problems)

@@ -716,7 +716,7 @@ def counts(rounds, res):
             "chaos rounds": sum(1 for k, _ in rounds if k == "chaos")}
 
 
-def compare(rounds, ref, res, ref_name="upstream", name="checkpoint"):
+def compare(rounds, ref, res, ref_name, name):
     """Differences between two kernels' runs of the same writes: verdicts
     per write, and listings per round."""
     diffs = []

@@ -10,6 +10,7 @@ import threading
 
 from . import docexamples, ftmatrix, series
 from .errors import HarnessError
+from .kernels import UPSTREAM
 
 BUSYBOX = "/bin/busybox"
 INIT_DIR = os.path.join(series.ROOT, "initramfs")
@@ -60,7 +61,7 @@ def gen_init_cpio(build_dir):
     if os.path.exists(kept):
         return kept
     tree_path = os.path.join(build_dir, "linux")
-    source = subprocess.run(["git", "-C", tree_path, "show", "upstream:usr/gen_init_cpio.c"],
+    source = subprocess.run(["git", "-C", tree_path, "show", f"{UPSTREAM}:usr/gen_init_cpio.c"],
                             capture_output=True)
     if source.returncode != 0:
         raise HarnessError(f"no usr/gen_init_cpio.c in {tree_path}: the kernel tree is not "
@@ -109,12 +110,12 @@ def ftrace_selftests(tree_path, dest):
     os.makedirs(dest, exist_ok=True)
     tests = os.path.join(dest, "ftrace")
     stamp = os.path.join(dest, "ftrace.commit")
-    commit = subprocess.run(["git", "-C", tree_path, "rev-parse", "upstream"],
+    commit = subprocess.run(["git", "-C", tree_path, "rev-parse", UPSTREAM],
                             check=True, capture_output=True, text=True).stdout.strip()
     if os.path.isdir(tests) and os.path.exists(stamp) and open(stamp).read() == commit:
         return tests
     shutil.rmtree(tests, ignore_errors=True)
-    archive = subprocess.run(["git", "-C", tree_path, "archive", "upstream",
+    archive = subprocess.run(["git", "-C", tree_path, "archive", UPSTREAM,
                               "tools/testing/selftests/ftrace"],
                              check=True, capture_output=True).stdout
     subprocess.run(["tar", "-C", dest, "-x", "--strip-components=3"],

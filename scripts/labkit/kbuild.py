@@ -1,7 +1,7 @@
-"""Configure and build one kernel: upstream 6.1 or checkpoint N.
+"""Configure and build one kernel (kernels.KernelId): upstream or checkpoint N.
 
-Each kernel has its own object folder, build/obj/<name> (name: "upstream",
-"cp0", "cp1" ...). A checkpoint's folder starts as a copy of the previous
+Each kernel has its own object folder, build/obj/<name> (its
+kernels.KernelId name: upstream, cp0, cp1, cp7-debug ...). A checkpoint's folder starts as a copy of the previous
 checkpoint's, so building checkpoint N after N-1 compiles only what the
 checkpoint's patches changed. ccache catches what is left.
 """
@@ -13,39 +13,12 @@ import shutil
 import subprocess
 import threading
 
-from . import interrupt, series, tree, ui
+from . import interrupt, kernels, series, tree, ui
 from .errors import HarnessError
 
-CONFIG_FRAGMENT = os.path.join(series.ROOT, "scripts", "lab.config")
-# The debug variant (issue 13): merged after lab.config, see its comments.
-DEBUG_FRAGMENT = os.path.join(series.ROOT, "scripts", "debug.config")
-# The KCSAN variant (issue 30): the data-race detector, which excludes
-# KASAN, so a variant of its own.
-KCSAN_FRAGMENT = os.path.join(series.ROOT, "scripts", "kcsan.config")
-
-# kernel/trace/Makefile builds the tracing code without KCSAN when the
-# function tracer is on (KCSAN_SANITIZE := n, "to avoid recursion"): the
-# very code the series changes. A pattern-specific variable, given to
-# every sub-make of kbuild by --eval as DEBUG_INFO_FLAGS below, takes
-# precedence over that folder's global one in its objects' command
-# lines. No recursion follows: kernel/trace/ is built without the
-# function tracer's hooks, and KCSAN's runtime (kernel/kcsan/) neither
-# traced nor instrumented.
-KCSAN_TRACE_FLAGS = ["--eval=kernel/trace/%.o: KCSAN_SANITIZE := y"]
-
-# Each variant: its fragment on top of lab.config, the suffix of its name
-# (and object folder), its words in a label, whether it builds the sample
-# module the robustness tests load, its own make flags, and whether a
-# WARN panics its guests (not KCSAN's: it would panic at its first race
-# report, qemu.append). Both sanitizer variants boot with two vCPUs.
-VARIANTS = {
-    "plain": {"fragments": [], "suffix": "", "label": "", "modules": False, "flags": [],
-              "warn_panics": True},
-    "debug": {"fragments": [DEBUG_FRAGMENT], "suffix": "-debug", "label": " (debug)",
-              "modules": True, "flags": [], "warn_panics": True},
-    "kcsan": {"fragments": [KCSAN_FRAGMENT], "suffix": "-kcsan", "label": " (KCSAN)",
-              "modules": False, "flags": KCSAN_TRACE_FLAGS, "warn_panics": False},
-}
+# The fragment every kernel starts from; a variant's go on top of it
+# (kernels.VARIANTS).
+CONFIG_FRAGMENT = kernels.CONFIG_FRAGMENT
 
 # Full debug info (types, variables, arguments) only in kernel/: the
 # tracing code and every structure the labs read (and what lx-ps,
@@ -71,14 +44,6 @@ DEBUG_INFO_FLAGS = ["--eval=%.o: KBUILD_CFLAGS += -g1",
 
 class BuildError(HarnessError):
     pass
-
-
-# How many objects (CC, LD and AR lines of the build log) a build from an
-# empty object folder makes, for the heartbeat's "N of about M" until a
-# cold build here has recorded its own count (build/obj/.ftlab-objects):
-# a plain kernel of lab.config on 6.1 and its KCSAN variant, measured;
-# none known for the debug variant.
-COLD_OBJECTS = {"plain": 945, "debug": None, "kcsan": 1304}
 
 
 def compiled_objects(log):
@@ -142,42 +107,28 @@ def relocate_tool_records(tree, old, new):
 
 
 class Kernel:
-    """Upstream or checkpoint N, plain or a variant (VARIANTS): "debug"
-    (debug=True: scripts/debug.config on top, modules built too) or
-    "kcsan" (scripts/kcsan.config on top). A variant has its own object
-    folder, build/obj/<name>-debug or -kcsan, and guests with two vCPUs;
-    k.debug is true of both variants."""
+    """The build of one kernel (a kernels.KernelId): its configuration
+    (lab.config and its variant's fragments), make flags and targets, its
+    object folder build/obj/<name>, log and stamp. Everything about which
+    kernel it is, k.id answers."""
 
-    def __init__(self, build_dir, kernel, debug=False, flavour=None, variant=None):
-        self.kernel = kernel
-        self.variant = variant or ("debug" if debug else "plain")
-        self.debug = self.variant != "plain"
-        v = VARIANTS[self.variant]
-        # "student" or "skeleton": checkpoint N's exercise (exercise.py),
-        # graded as checkpoint N, in its own object folder
-        self.flavour = flavour
-        self.name = ((flavour + "-" if flavour else "") + series.kernel_name(kernel)
-                     + v["suffix"])
-        self.fragments = [CONFIG_FRAGMENT] + v["fragments"]
-        self.targets = ["bzImage", "scripts_gdb"] + (["modules"] if v["modules"] else [])
-        self.make_flags = DEBUG_INFO_FLAGS + v["flags"]
-        self.warn_panics = v["warn_panics"]
-        self.smp = 2 if self.debug else 1
+    def __init__(self, build_dir, kid):
+        self.id = kid
+        spec = kid.spec
+        self.name = kid.name
+        self.label = kid.label
+        self.debug = kid.debug
+        self.smp = spec.smp
+        self.warn_panics = spec.warn_panics
+        self.fragments = [CONFIG_FRAGMENT] + list(spec.fragments)
+        self.targets = ["bzImage", "scripts_gdb"] + (["modules"] if spec.modules else [])
+        self.make_flags = DEBUG_INFO_FLAGS + list(spec.flags)
         self.build_dir = build_dir
         self.obj = os.path.join(build_dir, "obj", self.name)
         self.bzimage = os.path.join(self.obj, "arch", "x86", "boot", "bzImage")
         self.vmlinux = os.path.join(self.obj, "vmlinux")
         self.log = os.path.join(build_dir, "logs", f"build-{self.name}.log")
         self.stamp = os.path.join(self.obj, ".ftlab-built")
-
-    @property
-    def label(self):
-        name = "upstream 6.1" if self.kernel == "upstream" else f"checkpoint {self.kernel}"
-        if self.flavour == "student":
-            name = f"your checkpoint {self.kernel} (student/cp{self.kernel})"
-        elif self.flavour:
-            name += f"'s {self.flavour}"
-        return name + VARIANTS[self.variant]["label"]
 
     def built(self):
         return os.path.exists(self.bzimage) and os.path.exists(self.stamp)
@@ -346,7 +297,7 @@ class Kernel:
     def race_checking_problems(self):
         """Of a KCSAN kernel: the series' files of kernel/trace/ whose
         recorded command line lacks KCSAN's instrumentation
-        (-fsanitize=thread; KCSAN_TRACE_FLAGS). Empty is right."""
+        (-fsanitize=thread; kernels.KCSAN_TRACE_FLAGS). Empty is right."""
         problems = []
         for obj in ("kernel/trace/trace_events_trigger.o", "kernel/trace/trace_functions.o",
                     "kernel/trace/trace_events.o", "kernel/trace/ftrace.o"):
@@ -375,16 +326,17 @@ class Kernel:
 
     def _objects_record(self):
         return os.path.join(self.build_dir, "obj",
-                            ".ftlab-objects" + VARIANTS[self.variant]["suffix"])
+                            ".ftlab-objects" + self.id.spec.suffix)
 
     def cold_objects(self):
         """About how many objects a build from an empty folder makes: what
-        the last one here made, else COLD_OBJECTS (None: not known)."""
+        the last one here made, else its variant's measured count
+        (kernels.Variant.cold_objects; None: not known)."""
         try:
             with open(self._objects_record()) as f:
                 return int(f.read())
         except (OSError, ValueError):
-            return COLD_OBJECTS[self.variant]
+            return self.id.spec.cold_objects
 
     def _heartbeat(self, proc, total=None, every=60):
         """While make runs, say every minute how far it got: N of about

@@ -21,8 +21,9 @@ import subprocess
 import tempfile
 import time
 
-from . import series, traces, ui
+from . import traces, ui
 from .errors import HarnessError
+from .kernels import KernelId
 
 PACKAGES = ("kernelshark",)
 SCREENSHOT_PACKAGES = ("kernelshark", "xvfb", "x11-utils", "imagemagick")
@@ -41,7 +42,7 @@ def lab_traces(build_dir, number, kernel_name=None, check=None):
     base = os.path.join(build_dir, "traces")
     folders = sorted(glob.glob(os.path.join(base, f"lab{lab}-*")), key=os.path.getmtime)
     folders = [f for f in folders if os.path.isdir(f)]
-    own = traces.folder(build_dir, traces.tag(lab, series.kernel_name(number)))
+    own = traces.folder(build_dir, traces.tag(lab, KernelId.of(number).name))
     wanted = traces.folder(build_dir, traces.tag(lab, kernel_name)) if kernel_name else None
     if wanted and not os.path.isdir(wanted):
         raise HarnessError(f"no traces of lab {lab} on {kernel_name}: run "

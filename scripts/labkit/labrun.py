@@ -6,7 +6,7 @@ lab and ftracetest on every kernel)."""
 import os
 import threading
 
-from . import (deps, exercise, ftmatrix, gdbrun, grade, initramfs, kbuild, protocol, qemu,
+from . import (deps, ftmatrix, gdbrun, grade, initramfs, kbuild, kernels, protocol, qemu,
                series, traces, tree, ui)
 
 
@@ -36,61 +36,42 @@ class Session:
         os.makedirs(self.logs, exist_ok=True)
         self.tree.ensure()
 
-    def kernel(self, kernel, debug=False, flavour=None, branch=None, variant=None):
-        """Check out and build 'upstream' or checkpoint N (its debug variant
-        with debug=True, or variant "kcsan": kbuild.VARIANTS; with flavour
-        "student" or "skeleton", its exercise:
-        exercise.py, built with a learner's uncommitted changes); returns
-        kbuild.Kernel. branch: build that branch of the tree as this kernel
-        (make rebase: the new upstream; scripts/prove-holes.py: a
-        checkpoint with one hole, flavour "isolated"). Debug variants build in a checkout
-        of their own (tree.Worktree build/linux-debug), so that make check
-        builds them while build/linux moves on."""
-        k = kbuild.Kernel(self.build_dir, kernel, debug, flavour, variant)
-        if not k.debug:
+    def kernel(self, kid):
+        """Check out and build kernel kid (a kernels.KernelId); returns its
+        kbuild.Kernel. A plain kernel builds in build/linux; a variant with
+        a checkout of its own (kernels.Variant.worktree, tree.Worktree)
+        builds there, at kid's commit, so that make check builds it while
+        build/linux moves on."""
+        k = kbuild.Kernel(self.build_dir, kid)
+        worktree = kid.spec.worktree
+        if worktree is None:
             with tree.lock(self.build_dir):
-                if flavour and branch is None:
-                    branch = exercise.checkout_for_build(self.tree, flavour, kernel)
-                else:
-                    branch = self.tree.checkout(kernel, branch)
-                ui.debug(f"tree at {branch}")
+                ref = self.tree.checkout(kid)
+                ui.debug(f"tree at {ref}")
                 head = self.tree.git("rev-parse", "HEAD")
                 self._build(k, self.tree.path,
                             head if tree.changes(self.tree.path) == "" else None)
             return k
         with tree.lock(self.build_dir):
-            if branch is None:
-                branch = "upstream" if kernel == "upstream" else self.tree.prepare_branch(kernel)
-        worktree = tree.Worktree(self.tree, "debug")
-        with tree.lock(self.build_dir, "debug-tree"):
-            self._build(k, worktree.path, worktree.checkout(branch))
+            commit = self.tree.commit_of(kid)
+        checkout = tree.Worktree(self.tree, worktree)
+        with tree.lock(self.build_dir, f"{worktree}-tree"):
+            self._build(k, checkout.path, checkout.checkout(commit))
         return k
 
     def _build(self, k, src, commit):
         """Start k's object folder from another (seed_folder) and build it
         from the checkout src, clean at commit (None: not clean)."""
-        k.seed(self.seed_folder(k.kernel, k.variant, k.flavour))
+        k.seed(self.seed_folder(k.id))
         k.build(src, commit)
 
-    def seed_folder(self, kernel, variant, flavour=None):
-        """The object folder a new one starts from: the previous
-        checkpoint's of the same variant, else upstream's (make check builds
-        the last checkpoint right after upstream); for a debug or KCSAN
-        kernel any folder of its variant there is (only the files the
-        checkout changed recompile). An exercise's starts from the previous
-        checkpoint's, else its own checkpoint's (they differ in the holes
-        only). variant: a name of kbuild.VARIANTS."""
-        suffix = kbuild.VARIANTS[variant]["suffix"]
-        debug = variant != "plain"
-        names = [] if kernel == "upstream" else [
-            series.kernel_name("upstream" if kernel == 0 else kernel - 1) + suffix,
-            "upstream" + suffix]
-        if flavour:
-            names.insert(1, series.kernel_name(kernel) + suffix)
+    def seed_folder(self, kid):
+        """The object folder a new one of kernel kid starts from
+        (kernels.KernelId.seed_names), or None."""
         obj = os.path.join(self.build_dir, "obj")
-        if debug and os.path.isdir(obj):
-            names += sorted(n for n in os.listdir(obj) if n.endswith(suffix))
-        found = [os.path.join(obj, n) for n in names if os.path.isdir(os.path.join(obj, n))]
+        existing = [n for n in os.listdir(obj)
+                    if os.path.isdir(os.path.join(obj, n))] if os.path.isdir(obj) else []
+        found = [os.path.join(obj, n) for n in kid.seed_names(existing) if n in existing]
         return found[0] if found else None
 
     def initrd(self):
@@ -108,7 +89,7 @@ class Session:
         """The one time limit of every guest run, plain or under gdb: the
         user's TIMEOUT when given, else qemu.timeout_for(plan) (longer for
         a debug kernel k)."""
-        return qemu.timeout_for(plan, self.timeout, debug=bool(k and k.debug))
+        return qemu.timeout_for(plan, self.timeout, k.id.spec.slowdown if k else 1)
 
     def boot(self, k, plan, tag):
         """Boot kernel k with a plan (list of items); returns (qemu.Run, report)."""
@@ -136,23 +117,25 @@ def grade_boot(run, tally, label):
     return False
 
 
-def grade_lab(report, cp, kernel, tally, only=None, debug=False, name=None, before=None,
-              skeleton=False):
-    """Grade lab cp's checks as run on 'kernel' (only check 'only', when
-    given). debug: a debug kernel, whose configuration (two CPUs, other
-    inlining) changes some outputs on upstream 6.1 itself: a check that
-    must match passes too when labs/debug-differences lists it and it
-    prints what that records (grade.grade_on_debug); the same on
-    upstream's debug kernel, so a stale record fails there. name: the
-    kernel's name in the verdicts (kbuild.Kernel.name). before: what the
-    feature checks print before their checkpoint, when not the lab's
-    'before'. skeleton: the kernel is the skeleton of exercise cp,
-    'before' its skeleton.before (grade.grade_on_skeleton)."""
-    tag = name or series.kernel_name(kernel)
+def grade_lab(report, cp, kid, tally, only=None, graded=None, before=None, tag=None):
+    """Grade lab cp's checks as run on kernel kid (a kernels.KernelId;
+    only check 'only', when given), named in the verdicts by kid.name
+    (or 'tag', which says how the run differed: "cp7, TRACE=1").
+    graded: the kernel whose features the checks are graded for, when
+    not kid's checkpoint (graded_as). A debug kernel's configuration (two
+    CPUs, other inlining) changes some outputs on upstream itself: a
+    check that must match passes too when labs/debug-differences lists it
+    and it prints what that records (grade.grade_on_debug); the same on
+    upstream's debug kernel, so a stale record fails there. before: what
+    the feature checks print before their checkpoint, when not the lab's
+    'before'. A skeleton (kid.flavour) is graded against 'before', its
+    skeleton.before (grade.grade_on_skeleton)."""
+    kernel = graded or kid.plain()
+    skeleton = kid.flavour == "skeleton"
     key = f"{cp.number:02d}"
     lab = report.labs.get(key)
-    prefix = f"lab {key} [{tag}]"
-    absent_expected = not series.has_checkpoint(kernel, cp.number)
+    prefix = f"lab {key} [{tag or kid.name}]"
+    absent_expected = not kernel.has(cp.number)
     if lab is None or not lab.finished:
         return tally.record(False, f"{prefix}: the lab did not run to its end")
     if lab.unsupported:
@@ -169,13 +152,13 @@ def grade_lab(report, cp, kernel, tally, only=None, debug=False, name=None, befo
     for ident in grade.check_ids(expected):
         if ident not in ran:
             tally.record(False, f"{prefix} check '{ident}' did not run")
-    recorded = grade.load_debug_differences() if debug else {}
+    recorded = grade.load_debug_differences() if kid.debug else {}
     for check in lab.checks:
         if skeleton:
             outcome = grade.grade_on_skeleton(check, expected, cp.number, before)
         else:
             outcome = grade.grade_check(check, expected, kernel, cp.number, before)
-        if debug and series.has_checkpoint(kernel, cp.number):
+        if kid.debug and kernel.has(cp.number):
             outcome = grade.grade_on_debug(check, outcome, expected, kernel, cp.number,
                                            recorded.get((key, check.id)))
         outcome.title = f"{prefix} {check.title}"
@@ -183,12 +166,13 @@ def grade_lab(report, cp, kernel, tally, only=None, debug=False, name=None, befo
         ui.block(outcome.evidence)
 
 
-def grade_ftracetest(report, kernel, tally, log, name=None):
+def grade_ftracetest(report, kid, tally, log):
+    """ftracetest's results on kernel kid, as labs/ftracetest.matrix says."""
     matrix = ftmatrix.load()
-    tag = name or series.kernel_name(kernel)
+    tag = kid.name
     for test in matrix.tests():
         row = matrix.row(test)
-        want = row.expected(kernel)
+        want = row.expected(kid)
         lines = report.ftracetest.get(test, []) + report.ftracetest.get(test + "@instance", [])
         got = ftmatrix.results(lines)
         title = f"ftracetest [{tag}] {test}: {want}"
@@ -206,8 +190,7 @@ def grade_ftracetest(report, kernel, tally, log, name=None):
                  + [f"console log: {os.path.relpath(log)}"])
 
 
-def run_gdb_lab(session, k, cp, kernel, tally, port=None, only=None, plain=False,
-                trace=False):
+def run_gdb_lab(session, k, cp, tally, port=None, only=None, plain=False, trace=False):
     """A lab with "# flags: gdb": boot paused, gdb runs the lab's script
     unattended (serving its requests), then grade the guest's output and,
     on the lab's own checkpoint, gdb's output too. plain: graded as on
@@ -230,18 +213,18 @@ def run_gdb_lab(session, k, cp, kernel, tally, port=None, only=None, plain=False
         ui.block(evidence)
         return None
     report = protocol.parse(run.console)
-    grade_lab(report, cp, graded_as(kernel, cp, plain), tally, only,
-              name=k.name, debug=k.debug)
+    graded = graded_as(k.id, cp, plain)
+    grade_lab(report, cp, k.id, tally, only, graded)
     if trace:
         paths, problems = traces.store(session.build_dir, tag, serial)
         if not traces.grade_files(run, report, paths, problems,
                                   f"lab {cp.number:02d} [{k.name}] TRACE=1", tally):
             paths = {}
     # gdb.expected is what the whole lab makes gdb print: not for one check
-    if not only and graded_as(kernel, cp, plain) == cp.number:
+    if not only and graded == kernels.KernelId.of(cp.number):
         tally.record(ok, f"gdb lab {cp.number:02d} [{k.name}]")
         ui.block(evidence)
-    elif not only and kernel == cp.number - 1:
+    elif not only and graded.is_just_before(cp.number):
         gdb_before(session, k, cp, tally, booted=run)
     return (run, paths) if trace else None
 
@@ -257,43 +240,40 @@ def gdb_before(session, k, cp, tally, booted=None):
     ui.block(evidence)
 
 
-def lab_item(number, only=None):
-    """The plan item that runs lab 'number' (only its check 'only')."""
-    return f"lab:{number:02d}" + (f":{only}" if only else "")
+def graded_as(kid, cp, plain):
+    """The kernel (a plain kernels.KernelId) a lab on kid is graded for:
+    kid's checkpoint (make check runs lab N on checkpoint N-1 to see its
+    feature checks fail there), but with plain (make lab N KERNEL=M), the
+    lab itself, graded as on its own checkpoint when M is older: its
+    feature checks fail with their diffs."""
+    if plain and not kid.has(cp.number):
+        return kernels.KernelId.of(cp.number)
+    return kid.plain()
 
 
-def graded_as(kernel, cp, plain):
-    """The kernel a lab is graded for. make check runs lab N on checkpoint
-    N-1 to see its feature checks fail there; make lab N KERNEL=M (plain)
-    is the lab itself, graded as on its own checkpoint when M is older:
-    its feature checks fail with their diffs."""
-    if plain and not series.has_checkpoint(kernel, cp.number):
-        return cp.number
-    return kernel
-
-
-def run_one_lab(session, number, kernel, only=None, debug=False, flavour=None, trace=False):
-    """make lab N [KERNEL=upstream|M] [CHECK=ID] [DEBUG=1] [STUDENT=1]
-    [TRACE=1: each check's buffers saved as a trace.dat, traces.py]."""
+def run_one_lab(session, number, kid, only=None, trace=False):
+    """make lab N on kernel kid (a kernels.KernelId: KERNEL=upstream|M,
+    DEBUG=1, STUDENT=1 made it) [CHECK=ID] [TRACE=1: each check's
+    buffers saved as a trace.dat, traces.py]."""
     cp = series.lookup(number)
-    k = session.kernel(kernel, debug, flavour)
+    k = session.kernel(kid)
     tally = ui.Tally(f"lab {number:02d} [{k.name}]")
-    if not series.has_checkpoint(kernel, number):
-        ui.info(f"note: this is checkpoint {kernel}'s kernel, not checkpoint {number}'s: "
+    if not kid.has(number):
+        ui.info(f"note: this is {kid.plain().label}'s kernel, not checkpoint {number}'s: "
                 f"lab {number:02d}'s checks of what checkpoint {number} adds fail here")
     if cp.needs_gdb:
-        traced = run_gdb_lab(session, k, cp, kernel, tally, only=only, plain=True, trace=trace)
+        traced = run_gdb_lab(session, k, cp, tally, only=only, plain=True, trace=trace)
         if traced:
             point_at_traces(session, number, k, traced[0].console, traced[1])
         return tally
     tag = traces.tag(f"{number:02d}", k.name)
+    plan = [protocol.lab_item(number, only)]
     if trace:
-        run, report, paths, problems = traces.boot(session, k, [lab_item(number, only)], tag)
+        run, report, paths, problems = traces.boot(session, k, plan, tag)
     else:
-        run, report = session.boot(k, [lab_item(number, only)], tag)
+        run, report = session.boot(k, plan, tag)
     if grade_boot(run, tally, f"lab {number:02d} [{k.name}]"):
-        grade_lab(report, cp, graded_as(kernel, cp, True), tally, only, name=k.name,
-                  debug=k.debug)
+        grade_lab(report, cp, kid, tally, only, graded_as(kid, cp, True))
         if trace and traces.grade_files(run, report, paths, problems,
                                         f"lab {number:02d} [{k.name}] TRACE=1", tally):
             point_at_traces(session, number, k, run.lines, paths)
@@ -303,7 +283,7 @@ def run_one_lab(session, number, kernel, only=None, debug=False, flavour=None, t
 
 def point_at_traces(session, number, k, lines, paths):
     """After make lab N TRACE=1: where the traces are, what each file
-    holds (report.summary), how to read one, and the report page, written
+    holds (traces.summary), how to read one, and the report page, written
     at once."""
     if not paths:
         return
@@ -311,7 +291,7 @@ def point_at_traces(session, number, k, lines, paths):
     folder = os.path.relpath(os.path.dirname(next(iter(paths.values()))))
     print(f"traces: one trace.dat per check in {folder}/:")
     for name, path in sorted(paths.items()):
-        print(f"  {os.path.basename(path):32} {report_page.summary(path)}")
+        print(f"  {os.path.basename(path):32} {traces.summary(path)}")
     print(f"read one with: trace-cmd report -i {folder}/FILE")
-    page, _drawn = report_page.lab_page(session.build_dir, number, k.name, lines, paths)
+    page, _drawn = report_page.lab_page(session.build_dir, number, k.id, lines, paths)
     print(f"report, with a timeline of each check's trace: {os.path.relpath(page)}")

@@ -50,10 +50,10 @@ import re
 import subprocess
 
 from . import series, tree, ui
+from .kernels import UPSTREAM
 
 DOC = os.path.join(series.ROOT, "doc")
 CHAPTERS = ("ftrace", "events", "internals", "quickref", "files", "index")
-UPSTREAM = "upstream"
 HISTORY = "2013"
 
 # The words in front of a name that say which kernel it belongs to.

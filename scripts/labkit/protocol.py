@@ -1,6 +1,8 @@
-"""Read the guest's "@@ftlab" lines (written by initramfs/lib.sh) out of a
-console log: which labs ran, each check's output and exit code, and the
-output of each test of an ftracetest run."""
+"""The guest protocol, both ways. To the guest: the plan items that say
+what a boot runs (lab_item). From it: the "@@ftlab" lines (written by
+initramfs/lib.sh) read out of a console log: which labs ran, each
+check's output and exit code, and the output of each test of an
+ftracetest run."""
 
 import re
 
@@ -11,6 +13,11 @@ FT_RESULT = re.compile(r"^\[(\d+)\]\s+(.*?)\s*\[(" + "|".join(FT_RESULTS) + r")\
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 # A case's line, with or without the result appended at its end
 FT_START = re.compile(r"^\[(\d+)\]\s+(.*)$")
+
+
+def lab_item(number, only=None):
+    """The plan item that runs lab 'number' (only its check 'only')."""
+    return f"lab:{number:02d}" + (f":{only}" if only else "")
 
 
 def ft_result(line):

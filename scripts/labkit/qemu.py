@@ -17,7 +17,7 @@ import subprocess
 import threading
 import time
 
-from . import interrupt, protocol, series, ui
+from . import interrupt, protocol, ui
 
 QEMU = "qemu-system-x86_64"
 
@@ -55,18 +55,18 @@ WARN_PANICS = " panic_on_warn=1"
 
 def append(plan, kernel=None, warn_panics=True, trace=False):
     """The kernel command line of a guest that runs 'plan' (plan items, see
-    initramfs/init) on 'kernel' ("upstream" or a checkpoint number), which
-    the guest's labs read to skip what upstream does differently.
+    initramfs/init) on 'kernel' (a kernels.KernelId), whose base name the
+    guest's labs read to skip what upstream does differently.
     warn_panics: false for a kernel whose variant says so (a KCSAN kernel
     panics after its first race report when panic_on_warn is set;
-    kbuild.VARIANTS): its run goes on past a race, so that every race is
+    kernels.VARIANTS): its run goes on past a race, so that every race is
     listed, and a WARN still fails it, found in the kernel log at its end
     (REPORT_RE). trace: the guest saves each lab check's buffers to its
     second serial port (ftlab.trace=1, lib.sh)."""
     base = BASE_APPEND if warn_panics else BASE_APPEND.replace(WARN_PANICS, "")
     line = f"{base} ftlab={','.join(plan)}"
     if kernel is not None:
-        line += " ftlab.kernel=" + series.kernel_name(kernel)
+        line += " ftlab.kernel=" + kernel.base_name
     if trace:
         line += " ftlab.trace=1"
     return line
@@ -147,21 +147,17 @@ def item_time(item):
     return ITEM_TIME.get(item, 0)
 
 
-# A debug kernel (KASAN, lockdep, kmemleak, two vCPUs on one host thread)
-# runs guests several times slower.
-DEBUG_SLOWDOWN = 4
-
-
-def timeout_for(plan, user=None, debug=False):
+def timeout_for(plan, user=None, slowdown=1):
     """The one time limit of every guest run, plain or under gdb: the
     user's TIMEOUT when given, else 2 minutes for the boot and the first
     lab, 30 s for each further lab, and ITEM_TIME for long items; times
-    DEBUG_SLOWDOWN on a debug kernel."""
+    the kernel's slowdown (kernels.Variant.slowdown: a debug kernel's
+    guests run several times slower)."""
     if user:
         return user
     labs = sum(1 for p in plan if p.startswith("lab:"))
     limit = 120 + 30 * max(0, labs - 1) + sum(item_time(p) for p in plan)
-    return limit * (DEBUG_SLOWDOWN if debug else 1)
+    return limit * slowdown
 
 
 def command(bzimage, initrd, plan, kernel=None, gdb_port=None, interactive=False, smp=1,
@@ -192,7 +188,7 @@ def command(bzimage, initrd, plan, kernel=None, gdb_port=None, interactive=False
 def guest_command(k, initrd, plan, gdb_port=None, interactive=False, trace_file=None):
     """command() for kernel k (a kbuild.Kernel): its bzImage, name, vCPUs
     and whether a WARN panics it (its variant's)."""
-    return command(k.bzimage, initrd, plan, k.kernel, gdb_port=gdb_port,
+    return command(k.bzimage, initrd, plan, k.id, gdb_port=gdb_port,
                    interactive=interactive, smp=getattr(k, "smp", 1),
                    warn_panics=getattr(k, "warn_panics", True), trace_file=trace_file)
 

@@ -1,5 +1,5 @@
 """KCSAN, the kernel's data-race detector: boot a KCSAN kernel
-(kbuild.VARIANTS "kcsan", two vCPUs) with the concurrency test and labs,
+(kernels.VARIANTS "kcsan", two vCPUs) with the concurrency test and labs,
 read the race reports it prints, and fail those in code the series adds
 or changes.
 
@@ -18,7 +18,8 @@ checkpoint, or that only the checkpoint has (series_functions).
 
 import re
 
-from . import labrun, protocol, qemu, robust, series, ui
+from . import protocol, qemu, robust, series, ui
+from .kernels import KernelId
 
 SELFTEST_RE = re.compile(r"kcsan: selftest: (\d+)/(\d+) tests passed")
 RACE_RE = re.compile(r"BUG: KCSAN: ([\w-]+) in (\S+)(?: / (\S+))?")
@@ -142,28 +143,28 @@ def classify(races, ours):
 
 # --- runs ----------------------------------------------------------------------
 
-def plan(kernel, full):
-    """The concurrency test, then the labs (every lab the kernel has but
+def plan(kid, full):
+    """The concurrency test, then the labs (every lab kernel kid has but
     the gdb labs, or LIGHT_LABS)."""
     labs = [cp.number for cp in series.checkpoints() if cp.has_lab and not cp.needs_gdb
-            and series.has_checkpoint(kernel, cp.number)]
+            and kid.has(cp.number)]
     if not full:
         labs = [n for n in labs if n in LIGHT_LABS]
-    return ["robust:stress"] + [labrun.lab_item(n) for n in labs]
+    return ["robust:stress"] + [protocol.lab_item(n) for n in labs]
 
 
 def run(session, k, full):
     """Boot KCSAN kernel k with plan(); returns (plan, qemu.Run)."""
-    items = plan(k.kernel, full)
+    items = plan(k.id, full)
     return items, robust.boot(session, k, items, f"kcsan{'-all' if full else ''}-{k.name}",
                               timeout=900 if full else 600)
 
 
 def touched(session, k):
-    """The functions checkpoint k.kernel adds or changes (none for 6.1)."""
-    if k.kernel == "upstream":
+    """The functions k's checkpoint adds or changes (none for upstream)."""
+    if k.id.is_upstream:
         return set()
-    return series_functions(session.tree.git, "upstream", series.lookup(k.kernel).branch)
+    return series_functions(session.tree.git, KernelId.upstream().branch, k.id.plain().branch)
 
 
 def grade(items, booted, k, tally, ours, reference=None):
@@ -194,8 +195,8 @@ def grade(items, booted, k, tally, ours, reference=None):
         lab = report.labs.get(key)
         tally.record(lab is not None and lab.finished,
                      f"{label}: lab {key} runs to its end (a workload here)")
-    mine, others = classify(races, ours if k.kernel != "upstream" else set())
-    if k.kernel != "upstream":
+    mine, others = classify(races, set() if k.id.is_upstream else ours)
+    if not k.id.is_upstream:
         ref_keys = {r.key for r in reference or []}
         tally.record(not mine, f"{label}: no data race in a function the series adds or "
                      f"changes ({len(ours)} functions)",
@@ -209,12 +210,14 @@ def grade(items, booted, k, tally, ours, reference=None):
     return races
 
 
-def run_all(session, kernel, tally=None):
+def run_all(session, kid, tally=None):
     """make robust [N] KCSAN=1: stress and every lab on the KCSAN kernels
-    of 'kernel' and upstream 6.1; upstream's races listed beside ours."""
+    of kid (a kernels.KernelId) and upstream; upstream's races listed
+    beside ours."""
     tally = tally or ui.Tally()
     timer = ui.Timer()
-    kernels = robust.build_kernels(session, kernel, "kcsan", tally)
+    kid = kid.with_variant("kcsan")
+    kernels = robust.build_kernels(session, kid, tally)
     if kernels is None:
         return tally
     session.initrd()
@@ -225,7 +228,7 @@ def run_all(session, kernel, tally=None):
         for k, fut in zip(kernels, runs):
             items, booted = fut.result()
             races = grade(items, booted, k, tally, touched(session, k), reference)
-            if k.kernel == "upstream":
+            if k.id.is_upstream:
                 reference = races
-    print(f"\nKCSAN on {series.kernel_name(kernel)} took {timer}")
+    print(f"\nKCSAN on {kid.plain().label} took {timer}")
     return tally

@@ -29,6 +29,7 @@ import subprocess
 
 from . import grade, series, source, tree, ui
 from .errors import HarnessError
+from .kernels import UPSTREAM, KernelId
 
 _DIFF_FILE = re.compile(r"^diff --git a/(\S+) b/(\S+)$", re.M)
 _DIFFSTAT = re.compile(r"^ \S.* \| +(\d+|Bin)|^ \d+ files? changed")
@@ -97,7 +98,7 @@ def applies(build_dir, version):
     subprocess.run(["tar", "-C", work, "-xJf", tarball, "--strip-components=1"]
                    + [f"{first}/{name}" for name in touched_files(patches)],
                    capture_output=True)      # files the series creates are missing: fine
-    _git(work, "init", "-q", "-b", "upstream")
+    _git(work, "init", "-q", "-b", UPSTREAM)
     _git(work, "add", "-f", "-A")
     _git(work, "-c", "user.name=ftlab", "-c", "user.email=ftlab@invalid",
          "commit", "-q", "--allow-empty", "-m", version)
@@ -138,7 +139,7 @@ def import_version(t, version, tarball):
     if t.branch_exists("rebase/upstream"):
         return
     ui.step(f"recording {source.PACKAGE} {version} on top of 'upstream' (branch rebase/upstream)")
-    t.git("checkout", "-q", "-B", "rebase/upstream", "upstream")
+    t.git("checkout", "-q", "-B", "rebase/upstream", UPSTREAM)
     new = tree.unpack(tarball, os.path.join(t.build_dir, "linux.rebasing"))
     os.rename(os.path.join(t.path, ".git"), os.path.join(new, ".git"))
     shutil.rmtree(t.path)
@@ -225,7 +226,7 @@ def move_branches(t, version):
     tree's version stamp; the rebase/ branches go."""
     cps = series.checkpoints()
     t.git("checkout", "-q", "--detach", "rebase/upstream")
-    moves = [("upstream", "rebase/upstream")] + [(cp.branch, f"rebase/cp{cp.number}")
+    moves = [(UPSTREAM, "rebase/upstream")] + [(cp.branch, f"rebase/cp{cp.number}")
                                                  for cp in cps]
     transaction = "start\n" + "".join(
         f"update refs/heads/{branch} {t.git('rev-parse', new)}\n" for branch, new in moves
@@ -236,7 +237,7 @@ def move_branches(t, version):
         raise RebaseError(f"git update-ref: {r.stderr.strip()}")
     for cp in cps:
         t.git("config", f"ftlab.cp{cp.number}.digest", series.series_digest(cp.number))
-    t.git("checkout", "-q", "upstream")
+    t.git("checkout", "-q", UPSTREAM)
     for name in ["rebase/upstream"] + [f"rebase/cp{cp.number}" for cp in cps]:
         t.git("branch", "-D", name)
     with open(t.stamp, "w") as f:
@@ -266,13 +267,13 @@ def record_expected(session):
     """Run every lab on the new upstream (branch rebase/upstream, built as
     'upstream') and return {path: text} of the labs' expected files it
     changes. Nothing is written: see swap()."""
-    from . import gdbrun, labrun, protocol
-    k = session.kernel("upstream", branch="rebase/upstream")
+    from . import gdbrun, protocol
+    k = session.kernel(KernelId.upstream().built_from("rebase/upstream"))
     labs = [cp for cp in series.checkpoints() if cp.has_lab]
     plain = [cp for cp in labs if not cp.needs_gdb]
     reports = {}
     if plain:
-        run, report = session.boot(k, [labrun.lab_item(cp.number) for cp in plain],
+        run, report = session.boot(k, [protocol.lab_item(cp.number) for cp in plain],
                                    "rebase-upstream")
         if not run.ok:
             raise RebaseError("the labs did not run on the new upstream:\n"

@@ -3,14 +3,15 @@
 For each check of the lab's last run: its verdict, graded from the
 console log as make lab grades it (with the diff when it failed), and,
 when the run saved traces (make lab N TRACE=1), a timeline of the
-check's trace.dat: one row per CPU, a point per event at its time, one
-colour per kind. The marks a check writes to trace_marker are labelled;
-stack traces (a stacktrace probe or trigger fired) and the events a
-probe or trigger turned on show where they happened. Two more rows: the
-lab's notes (what it read in an enable file, 0, 1, 0* or 1*, and when;
-lib.sh note, in the buffer of instance ftlab-notes) and the snapshot
-buffer (what a snapshot probe or trigger swapped out, from the check's
-CHECK.snapshot.dat: the snapshot was taken after its last event).
+check's trace.dat (as traces.events reads it): one row per CPU, a point
+per event at its time, one colour per kind. The marks a check writes to
+trace_marker are labelled; stack traces (a stacktrace probe or trigger
+fired) and the events a probe or trigger turned on show where they
+happened. Two more rows: the lab's notes (what it read in an enable
+file, 0, 1, 0* or 1*, and when; lib.sh note, in the buffer of instance
+ftlab-notes) and the snapshot buffer (what a snapshot probe or trigger
+swapped out, from the check's CHECK.snapshot.dat: the snapshot was taken
+after its last event).
 
 The page is self-contained: the data are inlined as JSON, and the chart
 library is Chart.js from Debian's libjs-chart.js, inlined too. Its script
@@ -27,90 +28,27 @@ import subprocess
 
 from . import gdbrun, grade, protocol, series, traces
 from .errors import HarnessError
+from .kernels import KernelId
 
 CHART_JS = "/usr/share/javascript/chart.js/chart.min.js"
 PACKAGES = ("libjs-chart.js",)
 RENDER_PACKAGES = ("chromium",)
-
-# trace-cmd report names the buffer of an instance's event first
-# ("ftlab-notes:   init-46 [000] ..."), and no buffer for the top level's.
-EVENT_RE = re.compile(r"^(?:(?P<buffer>[\w.-]+):(?=\s))?"
-                      r"\s*(?P<task>\S.*?)-(?P<pid>\d+)\s+\[(?P<cpu>\d+)\]\s+"
-                      r"(?P<ts>\d+\.\d+):\s+(?P<event>[\w]+):\s+(?P<info>.*)$")
-STACK_RE = re.compile(r"^=> (\S+)")
-# How each event is shown: a kind (the legend) and a label (the tooltip).
-MARK, STACK = "mark (trace_marker)", "stack trace"
-NOTE, SNAPSHOT = "the lab read", "in the snapshot buffer"
-NOTES_BUFFER = "ftlab-notes"          # initramfs/lib.sh NOTES_DIR
-NOTES_ROW, SNAPSHOT_ROW = "the lab's notes", "snapshot buffer"
-SNAPSHOT_SUFFIX = ".snapshot"       # initramfs/save-trace
-
-
-def events(report_text, snapshot=False):
-    """[{row, ts, kind, label, task}] of a trace-cmd report: print events
-    are marks (labelled with their text), kernel_stack entries stack
-    traces (labelled with their first frame), the others by event name;
-    the notes buffer's prints are the lab's notes. Row: "CPU n", with an
-    instance's name before it; snapshot: every event of a snapshot file
-    is in the snapshot buffer's row."""
-    out = []
-    for line in report_text.splitlines():
-        m = EVENT_RE.match(line)
-        if m:
-            event, info = m.group("event"), m.group("info").strip()
-            buffer = m.group("buffer") or ""
-            row = " ".join(filter(None, (buffer, f"CPU {int(m.group('cpu'))}")))
-            text = re.sub(r"^tracing_mark_write:\s*", "", info)
-            if snapshot:
-                kind, label, row = SNAPSHOT, f"{event}: {text[:70]}", SNAPSHOT_ROW
-            elif buffer == NOTES_BUFFER and event == "print":
-                kind, label, row = NOTE, text, NOTES_ROW
-            elif event == "print":
-                kind, label = MARK, text
-            elif event == "kernel_stack":
-                kind, label = STACK, ""
-            else:
-                kind, label = event, info[:80]
-            out.append({"row": row, "ts": float(m.group("ts")), "kind": kind, "label": label,
-                        "task": f"{m.group('task').strip()}-{m.group('pid')}"})
-            continue
-        s = STACK_RE.match(line.strip())
-        if s and out and out[-1]["kind"] == STACK and not out[-1]["label"]:
-            out[-1]["label"] = s.group(1)
-    return out
-
-
-def summary(path):
-    """What one trace.dat holds, in a few words: '97 kmalloc, 5 notes,
-    4 marks', the most frequent kinds first (no events: 'empty')."""
-    text, err = traces.report(path)
-    if err:
-        return f"unreadable: {err.splitlines()[0]}"
-    counts = {}
-    for e in events(text):
-        counts[e["kind"]] = counts.get(e["kind"], 0) + 1
-    names = {MARK: "mark", STACK: "stack trace", NOTE: "note"}
-    parts = [f"{n} {names[kind] + 's' * (n != 1) if kind in names else kind}"
-             for kind, n in sorted(counts.items(), key=lambda kv: -kv[1])]
-    return ", ".join(parts[:4] + (["..."] if len(parts) > 4 else [])) or "empty"
 
 
 def timeline_rows(evs):
     """The rows of a timeline, top to bottom: the lab's notes, the
     snapshot buffer, then the CPUs (the top level's, then instances')."""
     names = {e["row"] for e in evs}
-    special = [r for r in (NOTES_ROW, SNAPSHOT_ROW) if r in names]
+    special = [r for r in (traces.NOTES_ROW, traces.SNAPSHOT_ROW) if r in names]
     cpus = sorted(names - set(special), key=lambda r: (r.count(" ") > 1, r))
     return special + cpus
 
 
-def kernel_of(name):
-    """'upstream' or the checkpoint number of a kernel name (cp6), else None
-    (a debug or exercise kernel, not graded here)."""
-    if name == "upstream":
-        return name
-    m = re.fullmatch(r"cp(\d+)", name)
-    return int(m.group(1)) if m else None
+def graded(kid):
+    """The kernel whose checks a page grades: kid when it is a plain
+    checkpoint or upstream, else None (a debug or exercise kernel, not
+    graded here)."""
+    return kid if kid == kid.plain() else None
 
 
 def checks(lines, number, kernel):
@@ -134,7 +72,8 @@ def checks(lines, number, kernel):
 
 # One colour per kind on every chart of a page: the lab's own kinds
 # fixed, the events' from the rest, in their order of appearance.
-KIND_COLOURS = {MARK: "#1f77b4", STACK: "#9467bd", NOTE: "#d62728", SNAPSHOT: "#8c564b"}
+KIND_COLOURS = {traces.MARK: "#1f77b4", traces.STACK: "#9467bd", traces.NOTE: "#d62728",
+                traces.SNAPSHOT: "#8c564b"}
 EVENT_COLOURS = ["#2ca02c", "#ff7f0e", "#17becf", "#e377c2", "#7f7f7f", "#bcbd22"]
 
 
@@ -150,7 +89,7 @@ def colours(timelines):
 
 def page(title, entries, timelines, chart_js):
     """The HTML of the report: entries from checks(), timelines {check id:
-    events()}, chart_js: the library's text."""
+    traces.events()}, chart_js: the library's text."""
     data = json.dumps({cid: {"rows": timeline_rows(ev), "events": ev}
                        for cid, ev in timelines.items() if ev})
     palette = json.dumps(colours(timelines))
@@ -198,7 +137,7 @@ const noteLabels = {{
   afterDatasetsDraw(chart) {{
     const ctx = chart.ctx;
     chart.data.datasets.forEach((d, i) => {{
-      if (d.label !== "{NOTE}") return;
+      if (d.label !== "{traces.NOTE}") return;
       chart.getDatasetMeta(i).data.forEach((point, j) => {{
         ctx.save();
         ctx.font = "bold 12px sans-serif";
@@ -209,8 +148,8 @@ const noteLabels = {{
     }});
   }},
 }};
-const shapes = {{"{MARK}": "triangle", "{STACK}": "rectRot", "{NOTE}": "star",
-                "{SNAPSHOT}": "crossRot"}};
+const shapes = {{"{traces.MARK}": "triangle", "{traces.STACK}": "rectRot",
+                "{traces.NOTE}": "star", "{traces.SNAPSHOT}": "crossRot"}};
 for (const [id, timeline] of Object.entries(timelines)) {{
   const evs = timeline.events, rows = timeline.rows;
   const kinds = [...new Set(evs.map(e => e.kind))];
@@ -262,12 +201,12 @@ def write(out, title, lines, number, kernel, trace_paths, only=None):
         if not name.startswith(prefix):
             continue
         check = name[len(prefix):]
-        snapshot = check.endswith(SNAPSHOT_SUFFIX)
+        snapshot = check.endswith(traces.SNAPSHOT_SUFFIX)
         if snapshot:
-            check = check[:-len(SNAPSHOT_SUFFIX)]
+            check = check[:-len(traces.SNAPSHOT_SUFFIX)]
         if only is None or check == only:
             text, err = traces.report(path)
-            timelines.setdefault(check, []).extend([] if err else events(text, snapshot))
+            timelines.setdefault(check, []).extend([] if err else traces.events(text, snapshot))
     with open(CHART_JS, encoding="utf-8") as f:
         chart_js = f.read()
     os.makedirs(os.path.dirname(out), exist_ok=True)
@@ -298,33 +237,34 @@ def render(path, screenshot, size=(1200, 2400)):
     return drawn, errors
 
 
-def console_log(build_dir, number, kernel_name):
-    """The console log of lab 'number''s last run on kernel_name: a lab
+def console_log(build_dir, number, kid):
+    """The console log of lab 'number''s last run on kernel kid: a lab
     that runs under gdb has its guest's log named as gdbrun names it."""
     if series.lookup(number).needs_gdb:
         return gdbrun.log_path(os.path.join(build_dir, "logs"),
-                               gdbrun.lab_tag(kernel_name, number), "console")
-    return os.path.join(build_dir, "logs", f"{traces.tag(f'{number:02d}', kernel_name)}.log")
+                               gdbrun.lab_tag(kid.name, number), "console")
+    return os.path.join(build_dir, "logs", f"{traces.tag(f'{number:02d}', kid.name)}.log")
 
 
-def lab_page(build_dir, number, kernel_name, lines=None, trace_paths=None, out=None,
+def lab_page(build_dir, number, kid, lines=None, trace_paths=None, out=None,
              only=None):
-    """The report of lab 'number' on kernel_name (cp6, upstream ...): from
+    """The report of lab 'number' on kernel kid (a kernels.KernelId): from
     its last make lab's console log and traces unless given; written to
     build/reports/labNN.html for the lab's own checkpoint, else
     labNN-KERNEL.html (-CHECK.html for its check 'only'). Returns (path,
     drawn)."""
-    tag = traces.tag(f"{number:02d}", kernel_name)
-    log = console_log(build_dir, number, kernel_name)
+    tag = traces.tag(f"{number:02d}", kid.name)
+    log = console_log(build_dir, number, kid)
+    own = kid == KernelId.of(number)
     if lines is None:
         try:
             with open(log, errors="replace") as f:
                 lines = f.read().splitlines()
         except OSError:
-            raise HarnessError(f"no run of lab {number:02d} on {kernel_name} to report: "
+            raise HarnessError(f"no run of lab {number:02d} on {kid.name} to report: "
                                f"'make lab {number}"
-                               + ("" if kernel_name == series.kernel_name(number)
-                                  else f" KERNEL={kernel_name.replace('cp', '')}")
+                               + ("" if own else " KERNEL="
+                                  + (kid.base_name if kid.is_upstream else str(kid.checkpoint)))
                                + "' first (with TRACE=1 for timelines)")
     if trace_paths is None:
         # the traces of that run: written after its log, so not older
@@ -334,12 +274,11 @@ def lab_page(build_dir, number, kernel_name, lines=None, trace_paths=None, out=N
         trace_paths = {os.path.splitext(n)[0]: os.path.join(folder, n)
                        for n in sorted(os.listdir(folder)) if n.endswith(".dat")} if fresh else {}
     if out is None:
-        own = kernel_name == series.kernel_name(number)
         out = os.path.join(build_dir, "reports",
                            (f"lab{number:02d}" if own else tag)
                            + (f"-{only}" if only else "") + ".html")
-    title = f"Lab {number:02d} on {kernel_name}"
-    return out, write(out, title, lines, number, kernel_of(kernel_name), trace_paths, only)
+    title = f"Lab {number:02d} on {kid.name}"
+    return out, write(out, title, lines, number, graded(kid), trace_paths, only)
 
 
 # The picture of one check's page (make report N CHECK=ID SCREENSHOT=1),
@@ -347,10 +286,10 @@ def lab_page(build_dir, number, kernel_name, lines=None, trace_paths=None, out=N
 ONE_CHECK_SIZE = (1000, 430)
 
 
-def run(session, number, kernel_name, only=None, screenshot=False):
-    """make report N [KERNEL=M] [CHECK=ID] [SCREENSHOT=1]."""
+def run(session, number, kid, only=None, screenshot=False):
+    """make report N [KERNEL=M] [CHECK=ID] [SCREENSHOT=1] (kid: the kernel)."""
     from . import ui
-    out, drawn = lab_page(session.build_dir, number, kernel_name, only=only)
+    out, drawn = lab_page(session.build_dir, number, kid, only=only)
     ui.info(f"{sum(drawn.values())} events in {len(drawn)} timelines"
             if drawn else "no timelines: the run saved no traces (make lab N TRACE=1)")
     print(f"report: {os.path.relpath(out)} (open it in a browser)")
@@ -367,14 +306,14 @@ def run(session, number, kernel_name, only=None, screenshot=False):
     return tally.close()
 
 
-def grade_check(build_dir, k, lines, trace_paths, tally):
+def check_page(build_dir, k, lines, trace_paths, tally):
     """make check: lab 06's report of the TRACE boot, rendered in headless
     Chromium: the page loads without an error and draws every event of
     the check's traces; its picture is kept beside it."""
     from . import ui
     label = f"report [{k.name}]"
     out = os.path.join(build_dir, "reports", f"lab06-{k.name}-check.html")
-    _out, want = lab_page(build_dir, 6, k.name, lines, trace_paths, out)
+    _out, want = lab_page(build_dir, 6, k.id, lines, trace_paths, out)
     picture = os.path.splitext(out)[0] + ".png"
     drawn, errors = render(out, picture)
     ok = drawn == want and bool(want) and not errors and os.path.exists(picture)

@@ -13,6 +13,7 @@ import threading
 import time
 
 from . import faults, hostile, initramfs, interrupt, qemu, ui
+from .kernels import KernelId
 
 # Guests run at once (robust.lanes): one per core of a 2-core machine.
 GUEST_LANES = 2
@@ -29,7 +30,7 @@ def boot(session, k, plan, tag, extra=None, timeout=None):
     ui.step(f"booting {k.label} in QEMU ({k.smp} vCPU): {', '.join(plan)} "
             f"(console: {os.path.relpath(log)})")
     limit = session.timeout_for(plan, k) if timeout is None else \
-        timeout * (qemu.DEBUG_SLOWDOWN if k.debug else 1)
+        timeout * k.id.spec.slowdown
     return qemu.boot(k, initrd, plan, log, session.timeout or limit,
                      getattr(session, "reuse_runs", False))
 
@@ -331,17 +332,17 @@ def grade_faults_all(kernels, runs, tally):
             continue
         ws, run, res = r["faults"].result()
         faults.grade(run, res, ws, k, tally, reference=ref)
-        if k.kernel == "upstream" and res.finished:
-            ref = ("upstream", res)
+        if k.id.is_upstream and res.finished:
+            ref = (k.id.base_name, res)
 
 
-def run_faults_all(session, kernel, tally=None):
+def run_faults_all(session, kid, tally=None):
     """make robust [N] FAULTS=1: the whole sweep on the debug kernels of
-    'kernel' and upstream 6.1, compared."""
-    from . import series
+    kid (a kernels.KernelId) and upstream, compared."""
     tally = tally or ui.Tally()
     timer = ui.Timer()
-    kernels = build_kernels(session, kernel, True, tally)
+    kid = kid.with_variant("debug")
+    kernels = build_kernels(session, kid, tally)
     if kernels is None:
         return tally
     session.initrd()
@@ -349,7 +350,7 @@ def run_faults_all(session, kernel, tally=None):
     with Lanes() as pool:
         runs = [{"faults": pool.submit(run_faults, session, k, True)} for k in kernels]
         grade_faults_all(kernels, runs, tally)
-    print(f"\nfault injection on {series.kernel_name(kernel)} (debug) took {timer}")
+    print(f"\nfault injection on {kid.label} took {timer}")
     return tally
 
 
@@ -484,14 +485,14 @@ def grade_all(kernels, runs, tally):
     for k, r in zip(kernels, runs):
         rounds, run, res = r["hostile"].result()
         grade_hostile(rounds, run, res, k, tally, reference=ref)
-        if k.kernel == "upstream" and run.ok:
-            ref = ("upstream", res)
+        if k.id.is_upstream and run.ok:
+            ref = (k.id.base_name, res)
     ref = None
     for k, r in zip(kernels, runs):
         run, p = r["perms"].result()
         grade_perms(run, p, k, tally, reference=ref)
-        if k.kernel == "upstream" and run.ok:
-            ref = ("upstream", p)
+        if k.id.is_upstream and run.ok:
+            ref = (k.id.base_name, p)
     for k, r in zip(kernels, runs):
         if "stress" in r:
             run, result = r["stress"].result()
@@ -512,22 +513,19 @@ def grade_all(kernels, runs, tally):
                      "trigger hold samples/trace_events; rmmod works once they are gone",
                      f"(rmmod while held: {got.get('rmmod-with-probe')!r})")
         ui.block(problems)
-        if k.kernel == "upstream":
-            ref = ("upstream", steps)
+        if k.id.is_upstream:
+            ref = (k.id.base_name, steps)
 
 
-def build_kernels(session, kernel, variant, tally):
-    """[upstream, kernel] (or [upstream]) built, or None (a failed verdict).
-    variant: a name of kbuild.VARIANTS, or True/False for debug/plain."""
-    from . import series
+def build_kernels(session, kid, tally):
+    """[upstream, kid] (or [upstream]) built, upstream of kid's variant,
+    or None (a failed verdict). kid: a kernels.KernelId."""
     from .errors import HarnessError
-    variant = {True: "debug", False: "plain"}.get(variant, variant)
+    wanted = [KernelId.upstream(kid.variant)] + ([] if kid.is_upstream else [kid])
     try:
-        return [session.kernel(which, variant=variant) for which in
-                (["upstream"] + ([] if kernel == "upstream" else [kernel]))]
+        return [session.kernel(which) for which in wanted]
     except HarnessError as e:   # a build failure fails these tests, not make check
-        tally.record(False, f"build for the robustness tests ({series.kernel_name(kernel)}"
-                     f"{'' if variant == 'plain' else ', ' + variant})")
+        tally.record(False, f"build for the robustness tests ({kid.label})")
         ui.block(str(e).splitlines())
         return None
 
@@ -537,15 +535,14 @@ def announce(seed, count, label=None):
             f"(replay: SEED={seed})")
 
 
-def run_all(session, kernel, use_debug=False, seed=None, tally=None, count=HOSTILE_WRITES):
-    """Every robustness test on 'kernel' (a checkpoint number or
-    "upstream"), and on upstream 6.1 as the reference to compare with:
-    make robust [N] [KERNEL=upstream] [DEBUG=1] [SEED=S]."""
-    from . import series
+def run_all(session, kid, seed=None, tally=None, count=HOSTILE_WRITES):
+    """Every robustness test on kernel kid (a kernels.KernelId, plain or
+    debug), and on upstream of its variant as the reference to compare
+    with: make robust [N] [KERNEL=upstream] [DEBUG=1] [SEED=S]."""
     tally = tally or ui.Tally()
     timer = ui.Timer()
     seed = seed if seed is not None else default_seed()
-    kernels = build_kernels(session, kernel, use_debug, tally)
+    kernels = build_kernels(session, kid, tally)
     if kernels is None:
         return tally
     session.initrd()
@@ -553,6 +550,5 @@ def run_all(session, kernel, use_debug=False, seed=None, tally=None, count=HOSTI
     with Lanes() as pool:
         runs = start_all(session, kernels, seed, count, pool)
         grade_all(kernels, runs, tally)
-    print(f"\nrobustness tests on {series.kernel_name(kernel)}"
-          f"{' (debug)' if use_debug else ''} took {timer}")
+    print(f"\nrobustness tests on {kid.label} took {timer}")
     return tally

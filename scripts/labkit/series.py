@@ -1,7 +1,8 @@
 """The checkpoints and labs that exist in the repo.
 
 A checkpoint N exists when patches/NN-slug/ exists (it may hold no patch
-yet: checkpoint 0 is then unmodified 6.1). Its lab is labs/NN-slug/, and
+yet: checkpoint 0 is then the unmodified base). Which kernel a run builds
+(a checkpoint or upstream, and how) is kernels.KernelId's. Its lab is labs/NN-slug/, and
 its title is the lab script's "# description:" line, ftracetest style.
 """
 
@@ -34,19 +35,6 @@ def header_field(path, field):
     except FileNotFoundError:
         pass
     return ""
-
-
-def kernel_name(kernel):
-    """The name of a kernel ("upstream" or a checkpoint number) wherever the
-    harness shows or files it: "upstream" or "cpN" (verdicts, object
-    folders, logs, the guest's ftlab.kernel=)."""
-    return "upstream" if kernel == "upstream" else f"cp{kernel}"
-
-
-def has_checkpoint(kernel, number):
-    """Does 'kernel' have checkpoint 'number's features? Checkpoint N has
-    those of checkpoints 0 to N; upstream 6.1 has them all."""
-    return kernel == "upstream" or kernel >= number
 
 
 def data_lines(text):

@@ -37,9 +37,10 @@ import json
 import os
 import subprocess
 
-from . import (conformance, ftmatrix, gdbrun, grade as labgrade, kbuild, labrun, protocol,
+from . import (checkpatch, conformance, ftmatrix, gdbrun, grade as labgrade, kbuild, protocol,
                series, ui)
 from .errors import HarnessError
+from .kernels import KernelId
 
 EXERCISES = os.path.join(series.ROOT, "exercises")
 WORK = os.path.join(series.ROOT, "work")
@@ -116,8 +117,8 @@ def turning_cases(record, number):
     differ from 6.1 on the checkpoint before it and not on it. 'record'
     is conformance.load_expected()'s: {kernel: {case: first differing
     line}}; only the case ids matter here."""
-    before = record.get(series.kernel_name(number - 1), {})
-    now = record.get(series.kernel_name(number), {})
+    before = record.get(KernelId.of(number).previous().name, {})
+    now = record.get(KernelId.of(number).name, {})
     return set(before) - set(now)
 
 
@@ -184,7 +185,7 @@ def lab_tests(ran, cp, number, points):
             tests.append(Test(name, title, group, False, worth, evidence=evidence,
                               note="crashed or hung" if why else "did not run"))
             continue
-        outcome = labgrade.grade_check(check, expected, number, cp.number)
+        outcome = labgrade.grade_check(check, expected, KernelId.of(number), cp.number)
         tests.append(Test(name, title, group, outcome.ok, worth, evidence=outcome.evidence))
     return tests
 
@@ -219,7 +220,7 @@ def conformance_tests(ran, corpus, reference, record, number, points):
     already right before N (a regression line); a case is right when it
     reads as on upstream 6.1 (the reference run)."""
     turning = turning_cases(record, number) & {c.id for c in corpus}
-    before = {c.id for c in corpus} - set(record.get(series.kernel_name(number - 1), {}))
+    before = {c.id for c in corpus} - set(record.get(KernelId.of(number).previous().name, {}))
     if reference is None:       # nothing is right: every case fails
         differing = {c.id: conformance.Difference(c.id, [], "no run of upstream 6.1 to "
                                                   "compare with") for c in corpus}
@@ -258,7 +259,6 @@ def learner_diff(patch):
 
 def checkpatch_test(tree_path, patch, points):
     """checkpatch.pl --strict on the learner's diff: no message at all."""
-    from .check import checkpatch_command     # check imports the whole suite
     worth = points_of(points, "checkpatch", "checkpatch")
     title = f"checkpatch --strict on {os.path.relpath(patch, series.ROOT)}"
     diff = learner_diff(patch)
@@ -266,8 +266,8 @@ def checkpatch_test(tree_path, patch, points):
         return Test("checkpatch", title, "checkpatch", False, worth,
                     evidence=["no work to check: 'make save N' writes it"])
     script = os.path.join(tree_path, "scripts", "checkpatch.pl")
-    r = subprocess.run(checkpatch_command(script, "-", set()), cwd=tree_path, input=diff,
-                       capture_output=True, text=True)
+    r = subprocess.run(checkpatch.checkpatch_command(script, "-", set()), cwd=tree_path,
+                       input=diff, capture_output=True, text=True)
     problems = [line for line in (r.stdout + r.stderr).splitlines() if line.strip()]
     return Test("checkpatch", title, "checkpatch", not problems and r.returncode == 0, worth,
                 evidence=problems[:20])
@@ -366,7 +366,7 @@ def rerun_plan(ran, labs):
         missing = ran.missing(cp)
         if missing and not cp.needs_gdb:
             whole = len(missing) == len(cp.checks())
-            items.append(labrun.lab_item(cp.number, None if whole else missing[0]))
+            items.append(protocol.lab_item(cp.number, None if whole else missing[0]))
     return items
 
 
@@ -385,7 +385,7 @@ def run_labs(session, k, number, labs, tag):
     """The labs' boots of run_student (scripts/prove-holes.py runs them
     alone): returns (Ran, gdb tests)."""
     ran, gdb_tests = Ran(), []
-    items = [labrun.lab_item(cp.number) for cp in labs if not cp.needs_gdb]
+    items = [protocol.lab_item(cp.number) for cp in labs if not cp.needs_gdb]
     boots = 0
     while items:
         progress = len(ran.checks) + len(ran.hit)
@@ -427,10 +427,10 @@ def reference_run(session, corpus):
         if ref is not None:
             ui.info(f"upstream 6.1's conformance output: {os.path.relpath(log)}")
             return ref
-    up = kbuild.Kernel(session.build_dir, "upstream")
+    up = kbuild.Kernel(session.build_dir, KernelId.upstream())
     try:
         if not up.built():
-            up = session.kernel("upstream")
+            up = session.kernel(KernelId.upstream())
     except HarnessError as e:   # a tree with uncommitted work will not switch
         ui.info(f"no run of upstream 6.1 to compare the corpus with, and it cannot be built "
                 f"now: {e}")
@@ -453,7 +453,7 @@ def grade(session, number, kernel=None, results_dir=None, patch=None):
     corpus = conformance.load_corpus()
     points = load_points(cp)
     reference = reference_run(session, corpus)
-    k = kernel or session.kernel(number)
+    k = kernel or session.kernel(KernelId.of(number))
     ran, gdb_tests = run_student(session, k, number, labs)
     tests = []
     for lab in labs:

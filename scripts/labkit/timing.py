@@ -5,12 +5,16 @@ The spans are those the guest marks: each lab (lab-begin .. lab-end) and
 each of its checks, each ftracetest run and each test in it (from the
 result line before to its own), each other plan item; "boot" is QEMU's
 start to the guest's first @@ftlab line, "end" the last marker to QEMU's
-last line (the kernel log, kmemleak's scan, power off)."""
+last line (the kernel log, kmemleak's scan, power off).
+
+And where make check spent its time (Parts): each part's seconds, how
+busy the machine's cores were (cpu_times, from /proc/stat), and its
+longest guest runs."""
 
 import os
 import re
 
-from . import protocol
+from . import protocol, ui
 
 _MARK = re.compile(r"^\s*(\d+\.\d+) @@ftlab (\S+)\s*(.*)$")
 _LINE = re.compile(r"^\s*(\d+\.\d+) ")
@@ -89,3 +93,58 @@ def longest_runs(logs_dir, n=6, since=None):
             if seconds is not None:
                 runs.append((name[:-len(".times")], seconds))
     return sorted(runs, key=lambda r: -r[1])[:n]
+
+
+def cpu_times():
+    """(busy, all) jiffies of the machine's cores so far, from /proc/stat;
+    None where there is no /proc/stat."""
+    try:
+        with open("/proc/stat") as f:
+            fields = [int(x) for x in f.readline().split()[1:]]
+    except (OSError, ValueError):
+        return None
+    idle = fields[3] + (fields[4] if len(fields) > 4 else 0)     # idle, iowait
+    total = sum(fields[:8])     # guest time is counted in user time already
+    return total - idle, total
+
+
+def busy_share(start, end):
+    """The share of the cores' time spent working between two cpu_times()
+    readings, in percent; None if either is missing."""
+    if not start or not end or end[1] <= start[1]:
+        return None
+    return round(100 * (end[0] - start[0]) / (end[1] - start[1]))
+
+
+class Parts:
+    """How long each part of make check took, printed at its end. The
+    tally's verdicts are grouped by the part that recorded them."""
+
+    def __init__(self, tally=None):
+        self.times = []
+        self.tally = tally
+        self.cpu = cpu_times()
+
+    def time(self, name, fn, *args, **kwargs):
+        if self.tally is not None:
+            self.tally.group = name
+        timer = ui.Timer()
+        result = fn(*args, **kwargs)
+        self.times.append((name, timer.seconds))
+        return result
+
+    def report(self, total, logs=None, since=None):
+        print(f"\nmake check took {total}:")
+        width = max((len(name) for name, _s in self.times), default=0)
+        for name, seconds in self.times:
+            print(f"  {name:<{width}}  {seconds:6.0f} s")
+        busy = busy_share(self.cpu, cpu_times())
+        if busy is not None:
+            # near 100: only less work makes the run shorter; well below:
+            # some part waited for another with cores left idle
+            print(f"the machine's {os.cpu_count()} cores were busy {busy}% of that time")
+        runs = longest_runs(logs, since=since) if logs else []
+        if runs:
+            print("the longest guest runs (build/logs/NAME.times says where each spent it):")
+            for name, seconds in runs:
+                print(f"  {name:<{width}}  {seconds:6.0f} s")

@@ -16,10 +16,11 @@ it read in an enable file, in the buffer of instance ftlab-notes), and
 a snapshot buffer that holds events comes as LAB-CHECK.snapshot.dat. A lab that
 runs under gdb (lab 02) saves its traces the same way.
 
-On the host, "trace-cmd report -i FILE" reads it. make check proves it
-on the last checkpoint with labs 04, 05 and 06 (FACTS, grade_snapshot):
-what trace-cmd report shows is what the checks counted or read in the
-guest; and with lab 02 under gdb (grade_soft_mode).
+On the host, "trace-cmd report -i FILE" reads it (report), and events()
+reads what it printed: the marks, the lab's notes, the stack traces and
+the other events, for the report page (report.py), make lab's summary
+of each file and make check's proof that the traces tell what the guest
+saw (tracecheck.py).
 """
 
 import base64
@@ -37,24 +38,6 @@ PACKAGES = ("trace-cmd",)
 TRACE_CMD = "/usr/bin/trace-cmd"
 SAVE_TRACE = os.path.join(series.ROOT, "initramfs", "save-trace")
 FILE_RE = re.compile(r"^@@file ([A-Za-z0-9._-]+) (\d+) ([0-9a-f]{64})$")
-
-# What make check compares: (lab, check, a line of the check's console
-# output that gives a count, the trace-cmd report lines that count it).
-# kernel_stack is the stack-trace entry; kmalloc the kmem event.
-STACK = re.compile(r"\bkernel_stack:")
-KMALLOC = re.compile(r"\bkmalloc:")
-FACTS = [
-    ("04", "first-frame", re.compile(r"^stack trace entries: (\d+)$"), STACK),
-    ("04", "count", re.compile(r"^stack trace entries: (\d+)$"), STACK),
-    ("06", "stacktrace", re.compile(r"^stack traces in the buffer: (\d+)$"), STACK),
-]
-# And a check whose buffer must hold kmalloc events (lab 06's first
-# check: kmalloc, enabled by the trigger at the first read(), records).
-KMALLOC_CHECK = ("06", "article")
-# A check whose marks went into the snapshot buffer and the live one: the
-# files must hold what the guest listed under "-- snapshot:" and "-- trace:".
-SNAPSHOT_CHECK = ("05", "swap")
-PLAN_LABS = (4, 5, 6)
 
 
 def guest_files(binary=TRACE_CMD):
@@ -158,6 +141,83 @@ def _report(path, _mtime, _size):
     return r.stdout, None
 
 
+# trace-cmd report names the buffer of an instance's event first
+# ("ftlab-notes:   init-46 [000] ..."), and no buffer for the top level's.
+EVENT_RE = re.compile(r"^(?:(?P<buffer>[\w.-]+):(?=\s))?"
+                      r"\s*(?P<task>\S.*?)-(?P<pid>\d+)\s+\[(?P<cpu>\d+)\]\s+"
+                      r"(?P<ts>\d+\.\d+):\s+(?P<event>[\w]+):\s+(?P<info>.*)$")
+STACK_RE = re.compile(r"^=> (\S+)")
+# How each event is shown: a kind (the legend) and a label (the tooltip).
+MARK, STACK = "mark (trace_marker)", "stack trace"
+NOTE, SNAPSHOT = "the lab read", "in the snapshot buffer"
+NOTES_BUFFER = "ftlab-notes"          # initramfs/lib.sh NOTES_DIR
+NOTES_ROW, SNAPSHOT_ROW = "the lab's notes", "snapshot buffer"
+SNAPSHOT_SUFFIX = ".snapshot"       # initramfs/save-trace
+
+
+def events(report_text, snapshot=False):
+    """[{row, ts, kind, label, task}] of a trace-cmd report: print events
+    are marks (labelled with their text), kernel_stack entries stack
+    traces (labelled with their first frame), the others by event name;
+    the notes buffer's prints are the lab's notes. Row: "CPU n", with an
+    instance's name before it; snapshot: every event of a snapshot file
+    is in the snapshot buffer's row."""
+    out = []
+    for line in report_text.splitlines():
+        m = EVENT_RE.match(line)
+        if m:
+            event, info = m.group("event"), m.group("info").strip()
+            buffer = m.group("buffer") or ""
+            row = " ".join(filter(None, (buffer, f"CPU {int(m.group('cpu'))}")))
+            text = re.sub(r"^tracing_mark_write:\s*", "", info)
+            if snapshot:
+                kind, label, row = SNAPSHOT, f"{event}: {text[:70]}", SNAPSHOT_ROW
+            elif buffer == NOTES_BUFFER and event == "print":
+                kind, label, row = NOTE, text, NOTES_ROW
+            elif event == "print":
+                kind, label = MARK, text
+            elif event == "kernel_stack":
+                kind, label = STACK, ""
+            else:
+                kind, label = event, info[:80]
+            out.append({"row": row, "ts": float(m.group("ts")), "kind": kind, "label": label,
+                        "task": f"{m.group('task').strip()}-{m.group('pid')}"})
+            continue
+        s = STACK_RE.match(line.strip())
+        if s and out and out[-1]["kind"] == STACK and not out[-1]["label"]:
+            out[-1]["label"] = s.group(1)
+    return out
+
+
+def summary(path):
+    """What one trace.dat holds, in a few words: '97 kmalloc, 5 notes,
+    4 marks', the most frequent kinds first (no events: 'empty')."""
+    text, err = report(path)
+    if err:
+        return f"unreadable: {err.splitlines()[0]}"
+    counts = {}
+    for e in events(text):
+        counts[e["kind"]] = counts.get(e["kind"], 0) + 1
+    names = {MARK: "mark", STACK: "stack trace", NOTE: "note"}
+    parts = [f"{n} {names[kind] + 's' * (n != 1) if kind in names else kind}"
+             for kind, n in sorted(counts.items(), key=lambda kv: -kv[1])]
+    return ", ".join(parts[:4] + (["..."] if len(parts) > 4 else [])) or "empty"
+
+
+def kinds(text, *wanted):
+    """(kind, label) of each event of a trace-cmd report whose kind is
+    wanted, in order, as the report page reads them (events: marks, the
+    lab's notes, event names)."""
+    return [(e["kind"], e["label"]) for e in events(text) if e["kind"] in wanted]
+
+
+def marks(paths, name):
+    """The trace_marker texts of NAME.dat's top-level buffer, in order."""
+    if name not in paths:
+        return []
+    return [label for _kind, label in kinds(report(paths[name])[0], MARK)]
+
+
 def boot(session, k, plan, tag, reuse=False):
     """Boot k with plan and TRACE on: trace-cmd in the guest, ttyS1 to
     build/traces/TAG.serial, decoded into build/traces/TAG/. Returns
@@ -196,148 +256,6 @@ def grade_files(run, lab_report, paths, problems, label, tally):
                  + [f"no trace.dat from check {m}" for m in missing] + problems
                  + [f"trace-cmd report -i {paths[n]}: {e}" for n, e in unread.items()])
     return ok
-
-
-def count_lines(paths, name, pattern):
-    """How many lines of trace-cmd report of NAME.dat match pattern."""
-    if name not in paths:
-        return 0
-    return sum(1 for line in report(paths[name])[0].splitlines() if pattern.search(line))
-
-
-def check_output(lab_report, lab, check):
-    """The console lines of one check of a protocol report."""
-    run = lab_report.labs.get(lab)
-    return next((c.output for c in (run.checks if run else []) if c.id == check), [])
-
-
-def grade_facts(lab_report, paths, label, tally):
-    """make check: trace-cmd report shows what the checks of labs 04 and 06
-    counted in the guest (FACTS), lab 06's kmalloc events and lab 05's
-    snapshot (grade_snapshot)."""
-    for lab, check, said, counted in FACTS:
-        name = f"{lab}-{check}"
-        guest = [int(m.group(1)) for m in map(said.match, check_output(lab_report, lab, check))
-                 if m]
-        host = count_lines(paths, name, counted)
-        good = bool(guest) and guest[-1] == host
-        tally.record(good, f"{label}: lab {lab} {check}: trace-cmd report shows the "
-                     "stack traces the check counted in the guest",
-                     f"({host} in the report, {guest[-1] if guest else 'no count'} in the guest)")
-        if not good:
-            ui.block([f"trace-cmd report -i {paths.get(name, name + '.dat (missing)')}"])
-    lab, check = KMALLOC_CHECK
-    n = count_lines(paths, f"{lab}-{check}", KMALLOC)
-    tally.record(n > 0, f"{label}: lab {lab} {check}: trace-cmd report shows the kmalloc "
-                 "events the trigger turned on", f"({n})")
-    grade_snapshot(lab_report, paths, label, tally)
-
-
-def kinds(text, *wanted):
-    """(kind, label) of each event of a trace-cmd report whose kind is
-    wanted, in order, as the report page reads them (report.events: marks,
-    the lab's notes, event names)."""
-    from . import report as report_page
-    return [(e["kind"], e["label"]) for e in report_page.events(text) if e["kind"] in wanted]
-
-
-def marks(paths, name):
-    """The trace_marker texts of NAME.dat's top-level buffer, in order."""
-    from .report import MARK
-    if name not in paths:
-        return []
-    return [label for _kind, label in kinds(report(paths[name])[0], MARK)]
-
-
-def listed(output, title):
-    """The lines a check printed under "-- TITLE:" (lib.sh messages)."""
-    lines, inside = [], False
-    for line in output:
-        if line.startswith("-- "):
-            inside = line == f"-- {title}:"
-        elif inside:
-            lines.append(line)
-    return lines
-
-
-def grade_snapshot(lab_report, paths, label, tally):
-    """Lab 05's swap: the snapshot buffer came as CHECK.snapshot.dat, and
-    the marks of both files are what the guest read in snapshot and trace."""
-    lab, check = SNAPSHOT_CHECK
-    output = check_output(lab_report, lab, check)
-    name = f"{lab}-{check}"
-    got = (marks(paths, f"{name}.snapshot"), marks(paths, name))
-    want = (listed(output, "snapshot"), listed(output, "trace"))
-    ok = bool(want[0]) and got == want
-    tally.record(ok, f"{label}: lab {lab} {check}: the snapshot buffer came as "
-                 f"{name}.snapshot.dat, with the marks the guest read in snapshot, and the "
-                 "live buffer's file with those of trace", f"({len(got[0])} + {len(got[1])})")
-    if not ok:
-        ui.block([f"guest: snapshot {want[0]}, trace {want[1]}",
-                  f"trace-cmd report: {name}.snapshot.dat {got[0]}, {name}.dat {got[1]}"])
-
-
-# Lab 02 under gdb, on its own checkpoint (make check): its soft-writes
-# check as a trace. The lab's notes say when it read 0*, 1*, 0* and 0;
-# sched_switch recorded in the window after "echo 1" (its mark "window
-# 1") and in none after "echo 0" (from "window 2" on).
-SOFT_MODE_LAB = 2
-SOFT_NOTES = ["in soft mode: enable reads 0*", "after echo 1: enable reads 1*",
-              "after echo 0: enable reads 0*", "out of soft mode: enable reads 0"]
-
-
-def soft_mode_story(text):
-    """(the notes, sched_switch events in window 1, after window 2) of a
-    trace-cmd report of lab 02's soft-writes check."""
-    from .report import MARK, NOTE
-    notes, counts, window = [], {1: 0, 2: 0}, 0
-    for kind, label in kinds(text, MARK, NOTE, "sched_switch"):
-        if kind == NOTE:
-            notes.append(label)
-        elif kind == MARK and label.startswith("window "):
-            window = int(label.split()[1])
-        elif kind == "sched_switch" and window in counts:
-            counts[window] += 1
-    return notes, counts[1], counts[2]
-
-
-def grade_soft_mode(paths, label, tally):
-    """make check: lab 02's soft-writes trace tells soft mode's story."""
-    name = "02-soft-writes"
-    notes, on, off = soft_mode_story(report(paths[name])[0] if name in paths else "")
-    ok = notes == SOFT_NOTES and on > 0 and off == 0
-    tally.record(ok, f"{label}: lab 02 soft-writes: the trace holds the lab's notes 0*, 1*, "
-                 "0*, 0, sched_switch records in the window after echo 1, none after echo 0",
-                 f"({on} in window 1, {off} after window 2)")
-    if not ok:
-        ui.block([f"notes: {notes}", f"expected notes: {SOFT_NOTES}",
-                  f"trace-cmd report -i {paths.get(name, name + '.dat (missing)')}"])
-
-
-def start_check(session, k, lanes):
-    """make check: queue the TRACE boot of the last checkpoint with labs
-    04, 05 and 06 (a Future of boot()'s result)."""
-    plan = [f"lab:{n:02d}" for n in PLAN_LABS]
-    return lanes.submit(boot, session, k, plan, f"trace-{k.name}",
-                        getattr(session, "reuse_runs", False))
-
-
-def grade_check(booted, k, tally):
-    """make check's verdicts on start_check's boot: the labs as without
-    TRACE (their checks graded as usual), the files, the facts, and lab
-    06's report page in a browser (report.grade_check)."""
-    from . import labrun
-    run, lab_report, paths, problems = booted
-    label = f"trace-cmd [{k.name}]"
-    if not labrun.grade_boot(run, tally, f"{label} boot with TRACE=1"):
-        return
-    for n in PLAN_LABS:
-        labrun.grade_lab(lab_report, series.lookup(n), k.kernel, tally,
-                         name=f"{k.name}, TRACE=1")
-    if grade_files(run, lab_report, paths, problems, label, tally):
-        grade_facts(lab_report, paths, label, tally)
-        from . import report
-        report.grade_check(k.build_dir, k, run.lines, paths, tally)
 
 
 def shell(session, k):

@@ -15,7 +15,7 @@ import os
 import shutil
 import subprocess
 
-from . import series, source, ui
+from . import kernels, series, source, ui
 from .errors import HarnessError
 
 
@@ -99,9 +99,9 @@ class Tree:
         tmp = unpack(src.tarball, os.path.join(self.build_dir, "linux.extracting"))
         shutil.rmtree(self.path, ignore_errors=True)
         os.rename(tmp, self.path)
-        ui.step("recording it as git branch 'upstream'")
+        ui.step(f"recording it as git branch '{kernels.UPSTREAM}'")
         # Debian's top-level .gitignore ignores "/*": add with -f.
-        self.git("init", "-q", "-b", "upstream")
+        self.git("init", "-q", "-b", kernels.UPSTREAM)
         self.git("config", "user.name", "ftrace trigger labs")
         self.git("config", "user.email", "labs@trigger-labs.invalid")
         self.git("config", "gc.auto", "0")
@@ -144,16 +144,42 @@ class Tree:
                      "before it switched the tree)")
             ui.info(f"committed your changes on {branch} before switching the tree")
 
-    def checkout(self, kernel, branch=None):
-        """Put the tree at 'upstream' or checkpoint N (an int), or at
-        'branch' when given; returns the branch."""
+    def ref_of(self, kid):
+        """The ref kernel kid (a kernels.KernelId) is built from: its own,
+        else upstream's branch or its checkpoint's, made when missing."""
+        if kid.ref:
+            return kid.ref
+        return kernels.UPSTREAM if kid.is_upstream else self.prepare_branch(kid.checkpoint)
+
+    def checkout(self, kid):
+        """Put the tree at kernel kid's files; returns the ref. A ref taken
+        as it is (kid.as_is: the learner's branch) keeps the learner's
+        uncommitted work when it is checked out already; a flavour's other
+        refs (a skeleton, a hole) are checked out detached, so that nobody
+        commits on them by mistake."""
+        ref = self.ref_of(kid)
+        current = self.current_branch()
+        if kid.as_is and current == ref:
+            return ref
         self.keep_student_work()
         self.ensure_clean()
-        if branch is None:
-            branch = "upstream" if kernel == "upstream" else self.prepare_branch(kernel)
-        if self.current_branch() != branch:
-            self.git("checkout", "-q", branch)
-        return branch
+        detach = kid.flavour is not None and not kid.as_is
+        if detach or current != ref:
+            self.git("checkout", "-q", *(["--detach"] if detach else []), ref)
+        return ref
+
+    def commit_of(self, kid):
+        """The commit of kernel kid's files, for a checkout elsewhere
+        (Worktree): its ref's; for a ref taken as it is and checked out
+        here with uncommitted work, a commit of that work that no branch
+        holds (git stash create), so that the learner's branch stays as it
+        is."""
+        ref = self.ref_of(kid)
+        if kid.as_is and self.current_branch() == ref:
+            snapshot = self.git("stash", "create")
+            if snapshot:
+                return snapshot
+        return self.git("rev-parse", ref)
 
     def prepare_branch(self, number):
         """Make lab/cpN hold upstream + the patches of checkpoints 0..N."""
@@ -163,7 +189,7 @@ class Tree:
         have = self.git("config", "--get", key, check=False)
         if have == digest and self.branch_exists(cp.branch):
             return cp.branch
-        parent = "upstream" if number == 0 else self.prepare_branch(number - 1)
+        parent = kernels.UPSTREAM if number == 0 else self.prepare_branch(number - 1)
         patches = cp.patches()
         ui.step(f"applying checkpoint {number} ({cp.name}): {len(patches)} patch(es)")
         self.git("checkout", "-q", "-B", cp.branch, parent)
@@ -174,7 +200,7 @@ class Tree:
         if r.returncode != 0:
             patch = patches[self._am_stopped_at(len(patches))]
             subprocess.run(["git", "-C", self.path, "am", "--abort"], capture_output=True)
-            self.git("checkout", "-q", "upstream")
+            self.git("checkout", "-q", kernels.UPSTREAM)
             self.git("branch", "-D", cp.branch, check=False)
             raise TreeError(
                 f"patch {os.path.relpath(patch, series.ROOT)} does not apply.\n"

@@ -10,6 +10,7 @@ from unittest import mock
 
 import ftlab
 from labkit import deps, protocol, series, ui
+from labkit.kernels import KernelId as K
 
 ROOT = series.ROOT
 
@@ -31,7 +32,7 @@ class CheckpointArgument(unittest.TestCase):
 
     def test_options(self):
         a = ftlab.parse_args(["gdb", "0", "--kernel", "upstream", "--gdb-port", "2345"])
-        self.assertEqual((a.command, a.number, a.kernel, a.gdb_port), ("gdb", 0, "upstream", 2345))
+        self.assertEqual((a.command, a.number, a.kernel, a.gdb_port), ("gdb", 0, K.upstream(), 2345))
         with self.assertRaises(ftlab.UsageError):
             ftlab.parse_args(["list", "3"])
 
@@ -39,11 +40,14 @@ class CheckpointArgument(unittest.TestCase):
         """make lab 1 KERNEL=0: lab 1 on checkpoint 0's kernel."""
         for target in ("lab", "gdb", "shell", "kernel"):
             a = ftlab.parse_args([target, "1", "--kernel", "0"])
-            self.assertEqual((a.number, a.kernel, ftlab.target_kernel(a)), (1, 0, 0), target)
+            self.assertEqual((a.number, a.kernel, ftlab.target_id(a)), (1, K.of(0), K.of(0)),
+                             target)
         a = ftlab.parse_args(["lab", "1"])
-        self.assertEqual(ftlab.target_kernel(a), 1)
-        self.assertEqual(ftlab.target_kernel(ftlab.parse_args(["lab", "1", "--kernel", "upstream"])),
-                         "upstream")
+        self.assertEqual(ftlab.target_id(a), K.of(1))
+        self.assertEqual(ftlab.target_id(ftlab.parse_args(["lab", "1", "--kernel", "upstream"])),
+                         K.upstream())
+        self.assertEqual(ftlab.target_id(ftlab.parse_args(["lab", "1", "--debug"])),
+                         K.of(1, "debug"))
         for bad in ("99", "x", "-1"):
             with self.assertRaises(ftlab.UsageError) as e:
                 ftlab.parse_args(["lab", "1", "--kernel", bad])
@@ -138,9 +142,9 @@ class MakeForms(MakeDry):
         out = self.dry("gdb", "0", "KERNEL=upstream", "GDB_PORT=4321")
         argv = shlex.split(out)[2:]            # drop "python3 scripts/ftlab.py"
         a = ftlab.parse_args(argv)
-        self.assertEqual((a.command, a.number, a.kernel, a.gdb_port), ("gdb", 0, "upstream", 4321))
+        self.assertEqual((a.command, a.number, a.kernel, a.gdb_port), ("gdb", 0, K.upstream(), 4321))
         a = ftlab.parse_args(["lab", "--kernel", "upstream", "0"])
-        self.assertEqual((a.number, a.kernel), (0, "upstream"))
+        self.assertEqual((a.number, a.kernel), (0, K.upstream()))
 
     def test_distclean_is_clean_all(self):
         self.assertIn("clean --all", self.dry("distclean"))
@@ -164,11 +168,19 @@ class StudentOptions(unittest.TestCase):
     def test_misplaced_options_are_usage_errors(self):
         for argv in (["exercise", "0", "--student"], ["lab", "0", "--todo", "2"],
                      ["kernel", "0", "--results", "x"], ["lab", "0", "--student", "--kernel",
-                                                      "upstream"],
-                     # the debug kernels build lab/cpN: it would grade the reference
-                     ["lab", "3", "--student", "--debug"]):
+                                                      "upstream"]):
             with self.assertRaises(ftlab.UsageError, msg=argv):
                 ftlab.parse_args(argv)
+
+    def test_the_learner_s_branch_builds_on_any_variant(self):
+        """STUDENT=1 DEBUG=1: the learner's branch as it is, on the debug
+        kernel (its own object folder), not the reference's lab/cpN."""
+        from labkit import exercise
+        args = ftlab.parse_args(["lab", "3", "--student", "--debug"])
+        fake_tree = mock.Mock(path="/b/linux", **{"branch_exists.return_value": True})
+        kid = ftlab.target_id(args, fake_tree)
+        self.assertEqual((kid.name, kid.branch, kid.as_is, kid.variant),
+                         ("student-cp3-debug", exercise.student_branch(3), True, "debug"))
 
     def test_an_exercise_needs_a_holes_file(self):
         from labkit import holes
@@ -272,7 +284,7 @@ class ConflictingArguments(MakeDry):
         args = self.parsed("kernelshark", "6", "CHECK=article", "SCREENSHOT=1")
         self.assertEqual((args.number, args.check, args.screenshot), (6, "article", True))
         args = self.parsed("report", "6", "KERNEL=5")
-        self.assertEqual((args.command, args.number, args.kernel), ("report", 6, 5))
+        self.assertEqual((args.command, args.number, args.kernel), ("report", 6, K.of(5)))
         self.assertIn("SEED= goes with", self.refused("lab", "1", "SEED=3"))
         self.assertIn("KERNEL= goes with", self.refused("list", "KERNEL=1"))
         self.assertIn("make robust N", self.refused("robust", "1", "KERNEL=0"))
@@ -321,30 +333,6 @@ class HarnessErrors(unittest.TestCase):
         self.assertIn("'x' is not a checkpoint number", err)
 
 
-class CheckTimes(unittest.TestCase):
-    """make check prints how long each part took."""
-
-    def test_parts_are_timed_and_listed(self):
-        import io
-        from contextlib import redirect_stdout
-        from labkit import check
-        parts = check.Parts()
-        self.assertEqual(parts.time("one part", lambda x: x + 1, 1), 2)
-        out = io.StringIO()
-        with redirect_stdout(out):
-            parts.report("3 s")
-        self.assertIn("make check took 3 s:", out.getvalue())
-        self.assertRegex(out.getvalue(), r"one part\s+0 s")
-
-    def test_the_cores_busy_share(self):
-        from labkit import check
-        self.assertEqual(check.busy_share((100, 1000), (250, 1200)), 75)
-        self.assertIsNone(check.busy_share(None, (250, 1200)))
-        self.assertIsNone(check.busy_share((100, 1000), (100, 1000)))
-        busy, total = check.cpu_times()
-        self.assertLessEqual(busy, total)
-
-
 class ResultsOption(unittest.TestCase):
     """RESULTS=DIR goes with make check and make lab N only."""
 
@@ -378,18 +366,18 @@ class AnotherCheckpointsKernel(unittest.TestCase):
     def test_graded_as_the_labs_own_checkpoint(self):
         from labkit import labrun
         cp = SimpleNamespace(number=6)
-        self.assertEqual(labrun.graded_as(5, cp, plain=True), 6)
-        self.assertEqual(labrun.graded_as(7, cp, plain=True), 7)
-        self.assertEqual(labrun.graded_as("upstream", cp, plain=True), "upstream")
-        self.assertEqual(labrun.graded_as(5, cp, plain=False), 5)
+        self.assertEqual(labrun.graded_as(K.of(5), cp, plain=True), K.of(6))
+        self.assertEqual(labrun.graded_as(K.of(7), cp, plain=True), K.of(7))
+        self.assertEqual(labrun.graded_as(K.upstream(), cp, plain=True), K.upstream())
+        self.assertEqual(labrun.graded_as(K.of(5), cp, plain=False), K.of(5))
 
     def test_a_feature_check_fails_with_its_diff(self):
         from labkit import grade, labrun
         cp = SimpleNamespace(number=6)
         expected = {"count": ["fired", "fired"]}
         older = self.check(["echo: write error: Invalid argument"])
-        plain = grade.grade_check(older, expected, labrun.graded_as(5, cp, True), 6)
+        plain = grade.grade_check(older, expected, labrun.graded_as(K.of(5), cp, True), 6)
         self.assertFalse(plain.ok)
         self.assertIn("+echo: write error: Invalid argument", plain.evidence)
-        gate = grade.grade_check(older, expected, labrun.graded_as(5, cp, False), 6)
+        gate = grade.grade_check(older, expected, labrun.graded_as(K.of(5), cp, False), 6)
         self.assertTrue(gate.ok)

@@ -13,6 +13,7 @@ from unittest import mock
 
 from labkit import conformance as conf
 from labkit import series, ui
+from labkit.kernels import KernelId as K
 
 RUN_SH = os.path.join(conf.CONF_DIR, "run.sh")
 LIB = os.path.join(series.ROOT, "initramfs", "lib.sh")
@@ -306,7 +307,7 @@ class FtracetestAll(unittest.TestCase):
         tally = ui.Tally()
         with redirect_stdout(io.StringIO()) as out, plain_verdicts():
             conf.grade_ftall({"a.tc": "PASS", "b.tc": "PASS"}, {"a.tc": "PASS", "b.tc": "FAIL"},
-                             5, tally)
+                             K.of(5), tally)
         self.assertIn("FAIL ftracetest-all [cp5] b.tc", out.getvalue())
         self.assertIn("upstream 2 PASS, cp5 1 PASS", out.getvalue())
 

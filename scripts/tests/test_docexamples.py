@@ -3,6 +3,7 @@ import unittest
 from contextlib import redirect_stdout
 
 from labkit import docexamples, ui, series
+from labkit.kernels import KernelId as K
 
 DOC = """= A chapter
 :checkpoint: 7
@@ -72,11 +73,11 @@ class Parse(unittest.TestCase):
 
     def test_checkpoints_from_the_conditionals(self):
         always, later, baseline = self.examples
-        self.assertEqual([k for k in ("upstream", 0, 2, 3, 7) if always.runs_on(k, 7)],
+        self.assertEqual([k for k in ("upstream", 0, 2, 3, 7) if always.runs_on(K.parse(k), 7)],
                          ["upstream", 0, 2, 3, 7])
-        self.assertEqual([k for k in ("upstream", 0, 2, 3, 7) if later.runs_on(k, 7)],
+        self.assertEqual([k for k in ("upstream", 0, 2, 3, 7) if later.runs_on(K.parse(k), 7)],
                          ["upstream", 3, 7])
-        self.assertEqual([k for k in ("upstream", 0, 2, 3, 7) if baseline.runs_on(k, 7)], [0])
+        self.assertEqual([k for k in ("upstream", 0, 2, 3, 7) if baseline.runs_on(K.parse(k), 7)], [0])
 
     def test_nondeterministic_marker(self):
         self.assertEqual([e.nondet for e in self.examples], [False, True, False])
@@ -149,7 +150,7 @@ class Compare(unittest.TestCase):
                                       (["sh: write error: Invalid argument"], 1)])
         tally = ui.Tally()
         with redirect_stdout(io.StringIO()) as out:
-            counts = docexamples.grade_kernel(docexamples.parse("doc/x.adoc", DOC), lines, 3,
+            counts = docexamples.grade_kernel(docexamples.parse("doc/x.adoc", DOC), lines, K.of(3),
                                               tally)
         # cp3 runs the first and the nondeterministic example; only the first ran
         self.assertEqual(counts, (1, 1, 2))
@@ -164,7 +165,7 @@ class Chapters(unittest.TestCase):
         self.assertGreater(len(examples), 10)
         last = series.last_checkpoint()
         for ex in examples:
-            self.assertTrue(any(ex.runs_on(k, last) for k in ["upstream"] + list(range(last + 1))),
+            self.assertTrue(any(ex.runs_on(k, last) for k in K.every()),
                             ex.where)
 
     def test_guest_files(self):

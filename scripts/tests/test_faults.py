@@ -5,6 +5,7 @@ import tempfile
 import unittest
 
 from labkit import faults, series
+from labkit.kernels import KernelId as K
 
 
 def console(*sweeps, end=True):
@@ -216,7 +217,7 @@ class FakeRun:
 
 class Kernel:
     def __init__(self, kernel, name):
-        self.kernel, self.name = kernel, name
+        self.id, self.name = K.parse(kernel), name
 
 
 class Grade(unittest.TestCase):

@@ -1,6 +1,7 @@
 import unittest
 
 from labkit import ftmatrix
+from labkit.kernels import KernelId as K
 
 
 class Matrix(unittest.TestCase):
@@ -11,7 +12,7 @@ class Matrix(unittest.TestCase):
     def test_expected_by_kernel(self):
         m = ftmatrix.parse(self.TEXT)
         row = m.row("ftrace/b.tc")
-        self.assertEqual([row.expected(k) for k in (0, 2, 3, 7, "upstream")],
+        self.assertEqual([row.expected(K.parse(k)) for k in (0, 2, 3, 7, "upstream")],
                          ["FAIL", "FAIL", "PASS", "PASS", "PASS"])
         self.assertEqual(row.why, "needs the feature of checkpoint 3")
 

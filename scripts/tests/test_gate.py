@@ -5,6 +5,7 @@ first difference must be a line about its feature, not a setup write."""
 import unittest
 
 from labkit import grade
+from labkit.kernels import KernelId as K
 from tests.test_grade import make_check
 
 WANT = ["'f:cmd' >> set_ftrace_filter: ok", "-- probes:", "f:cmd:unlimited"]
@@ -13,7 +14,7 @@ FEATURE_FAILS = ["-- probes:"]
 
 
 class Gate(unittest.TestCase):
-    def grade(self, output, before, want=WANT, kernel=2):
+    def grade(self, output, before, want=WANT, kernel=K.of(2)):
         return grade.grade_check(make_check("a", output), {"a": want}, kernel, 3,
                                  {"a": before} if before is not None else {})
 
@@ -41,7 +42,7 @@ class Gate(unittest.TestCase):
 
     def test_the_message_names_the_file_the_record_came_from(self):
         before = grade.Recorded("/x/exercises/03-e/skeleton.before")
-        out = grade.grade_check(make_check("a", FEATURE_FAILS), {"a": WANT[1:]}, 2, 3, before)
+        out = grade.grade_check(make_check("a", FEATURE_FAILS), {"a": WANT[1:]}, K.of(2), 3, before)
         self.assertIn("skeleton.before has no '## check: a'", out.evidence[0])
 
     def test_a_setup_write_as_first_difference_is_flagged(self):
@@ -63,7 +64,7 @@ class Gate(unittest.TestCase):
 
     def test_only_on_the_previous_checkpoint(self):
         # two checkpoints before: a failure is enough, as before
-        self.assertTrue(self.grade(SETUP_FAILS, None, kernel=1).ok)
+        self.assertTrue(self.grade(SETUP_FAILS, None, kernel=K.of(1)).ok)
 
 
 class Recorded(unittest.TestCase):

@@ -1,6 +1,7 @@
 import unittest
 
 from labkit import grade, protocol
+from labkit.kernels import KernelId as K
 
 
 def make_check(ident, output, kind="check", rc=0):
@@ -41,7 +42,7 @@ class DebugDifferences(unittest.TestCase):
     EXP = {"a": ["ok", "one frame"]}
     RECORDED = ("two CPUs: the stack trace starts one frame later", ["ok", "two frames"])
 
-    def grade(self, output, recorded, kernel="upstream"):
+    def grade(self, output, recorded, kernel=K.upstream()):
         check = make_check("a", output, "guard")
         outcome = grade.grade_check(check, self.EXP, kernel, 1)
         return grade.grade_on_debug(check, outcome, self.EXP, kernel, 1, recorded)
@@ -51,7 +52,7 @@ class DebugDifferences(unittest.TestCase):
         self.assertTrue(self.grade(["ok", "one frame"], self.RECORDED).ok)
 
     def test_the_recorded_debug_output_passes_when_listed(self):
-        out = self.grade(["ok", "two frames"], self.RECORDED, kernel=7)
+        out = self.grade(["ok", "two frames"], self.RECORDED, kernel=K.of(7))
         self.assertTrue(out.ok)
         self.assertIn("one frame later", out.note)
 
@@ -67,8 +68,8 @@ class DebugDifferences(unittest.TestCase):
 
     def test_a_listed_check_that_exits_non_zero_fails(self):
         check = make_check("a", ["ok", "two frames"], "guard", rc=1)
-        outcome = grade.grade_check(check, self.EXP, 7, 1)
-        self.assertFalse(grade.grade_on_debug(check, outcome, self.EXP, 7, 1, self.RECORDED).ok)
+        outcome = grade.grade_check(check, self.EXP, K.of(7), 1)
+        self.assertFalse(grade.grade_on_debug(check, outcome, self.EXP, K.of(7), 1, self.RECORDED).ok)
 
     def test_round_trip(self):
         entries = {("01", "glob"): ("inlining: more functions match", ["x", "y"]),
@@ -91,60 +92,60 @@ class GradeCheck(unittest.TestCase):
     EXP = {"a": ["ok"]}
 
     def test_match_passes(self):
-        self.assertTrue(grade.grade_check(make_check("a", ["ok"]), self.EXP, 1, 1).ok)
+        self.assertTrue(grade.grade_check(make_check("a", ["ok"]), self.EXP, K.of(1), 1).ok)
 
     def test_mismatch_fails_with_diff(self):
-        out = grade.grade_check(make_check("a", ["bad"]), self.EXP, 1, 1)
+        out = grade.grade_check(make_check("a", ["bad"]), self.EXP, K.of(1), 1)
         self.assertFalse(out.ok)
         self.assertIn("-ok", out.evidence)
         self.assertIn("+bad", out.evidence)
 
     def test_nonzero_exit_fails(self):
-        out = grade.grade_check(make_check("a", ["ok"], rc=1), self.EXP, 1, 1)
+        out = grade.grade_check(make_check("a", ["ok"], rc=1), self.EXP, K.of(1), 1)
         self.assertFalse(out.ok)
         self.assertIn("exit code 1", out.evidence)
 
     def test_feature_check_must_fail_before_its_checkpoint(self):
-        self.assertFalse(grade.grade_check(make_check("a", ["ok"]), self.EXP, 0, 1).ok)
-        self.assertTrue(grade.grade_check(make_check("a", ["bad"]), self.EXP, 0, 1).ok)
+        self.assertFalse(grade.grade_check(make_check("a", ["ok"]), self.EXP, K.of(0), 1).ok)
+        self.assertTrue(grade.grade_check(make_check("a", ["bad"]), self.EXP, K.of(0), 1).ok)
 
     def test_guard_must_pass_before_its_checkpoint(self):
-        self.assertTrue(grade.grade_check(make_check("a", ["ok"], "guard"), self.EXP, 0, 1).ok)
-        self.assertFalse(grade.grade_check(make_check("a", ["no"], "guard"), self.EXP, 0, 1).ok)
+        self.assertTrue(grade.grade_check(make_check("a", ["ok"], "guard"), self.EXP, K.of(0), 1).ok)
+        self.assertFalse(grade.grade_check(make_check("a", ["no"], "guard"), self.EXP, K.of(0), 1).ok)
 
     def test_upstream_counts_as_later(self):
-        self.assertTrue(grade.grade_check(make_check("a", ["ok"]), self.EXP, "upstream", 5).ok)
+        self.assertTrue(grade.grade_check(make_check("a", ["ok"]), self.EXP, K.upstream(), 5).ok)
 
     def test_replaced_behaviour_must_change(self):
         exp = {"a": ["ok"], "a@1": ["new"]}
         c = make_check("a", ["ok"], "replaced-at-1")
-        self.assertTrue(grade.grade_check(c, exp, 0, 0).ok)
-        self.assertFalse(grade.grade_check(c, exp, 1, 0).ok)
-        self.assertFalse(grade.grade_check(c, exp, "upstream", 0).ok)
+        self.assertTrue(grade.grade_check(c, exp, K.of(0), 0).ok)
+        self.assertFalse(grade.grade_check(c, exp, K.of(1), 0).ok)
+        self.assertFalse(grade.grade_check(c, exp, K.upstream(), 0).ok)
         new = make_check("a", ["new"], "replaced-at-1")
-        self.assertTrue(grade.grade_check(new, exp, 2, 0).ok)
-        self.assertTrue(grade.grade_check(new, exp, "upstream", 0).ok)
-        self.assertFalse(grade.grade_check(new, exp, 0, 0).ok)
+        self.assertTrue(grade.grade_check(new, exp, K.of(2), 0).ok)
+        self.assertTrue(grade.grade_check(new, exp, K.upstream(), 0).ok)
+        self.assertFalse(grade.grade_check(new, exp, K.of(0), 0).ok)
 
     def test_replaced_behaviour_is_checked_not_just_different(self):
         """From checkpoint N on, output that merely differs (an error)
         fails: it must be the recorded new behaviour."""
         exp = {"a": ["ok"], "a@1": ["new"]}
         out = grade.grade_check(make_check("a", ["write error: Invalid argument"],
-                                           "replaced-at-1"), exp, 1, 0)
+                                           "replaced-at-1"), exp, K.of(1), 0)
         self.assertFalse(out.ok)
         self.assertIn("+write error: Invalid argument", out.evidence)
         self.assertFalse(grade.grade_check(make_check("a", ["new"], "replaced-at-1", rc=1),
-                                           exp, 1, 0).ok)
+                                           exp, K.of(1), 0).ok)
 
     def test_replaced_needs_its_new_section_and_a_real_change(self):
         new = make_check("a", ["new"], "replaced-at-1")
         self.assertIn("has no '## check: a@1'",
-                      grade.grade_check(new, {"a": ["ok"]}, 1, 0).evidence[0])
-        self.assertFalse(grade.grade_check(new, {"a": ["new"], "a@1": ["new"]}, 1, 0).ok)
+                      grade.grade_check(new, {"a": ["ok"]}, K.of(1), 0).evidence[0])
+        self.assertFalse(grade.grade_check(new, {"a": ["new"], "a@1": ["new"]}, K.of(1), 0).ok)
 
     def test_missing_expectation_fails(self):
-        self.assertFalse(grade.grade_check(make_check("zz", ["ok"]), self.EXP, 1, 1).ok)
+        self.assertFalse(grade.grade_check(make_check("zz", ["ok"]), self.EXP, K.of(1), 1).ok)
 
 
 class Protocol(unittest.TestCase):
@@ -208,16 +209,16 @@ class CheckpatchExceptions(unittest.TestCase):
              "diff --git a/f b/f\n+Checkpatch-exception: NOT_IN_NOTES\n")
 
     def test_exceptions_come_from_the_notes_only(self):
-        from labkit import check
-        self.assertEqual(check.accepted_exceptions(self.PATCH), {"FILE_PATH_CHANGES"})
+        from labkit import checkpatch
+        self.assertEqual(checkpatch.accepted_exceptions(self.PATCH), {"FILE_PATH_CHANGES"})
 
     def test_only_the_explained_types_are_ignored_by_checkpatch(self):
-        from labkit import check
-        cmd = check.checkpatch_command("cp.pl", "p.patch", {"FILE_PATH_CHANGES", "BRACES"})
+        from labkit import checkpatch
+        cmd = checkpatch.checkpatch_command("cp.pl", "p.patch", {"FILE_PATH_CHANGES", "BRACES"})
         self.assertEqual(cmd[cmd.index("--ignore") + 1], "BRACES,FILE_PATH_CHANGES")
         self.assertEqual(cmd[-1], "p.patch")
         self.assertIn("--terse", cmd)       # no "NOTE: Ignored message types" footer
-        self.assertNotIn("--ignore", check.checkpatch_command("cp.pl", "p.patch", set()))
+        self.assertNotIn("--ignore", checkpatch.checkpatch_command("cp.pl", "p.patch", set()))
 
 
 class GdbOutput(unittest.TestCase):
@@ -297,14 +298,14 @@ class OursOnly(unittest.TestCase):
 
     def test_skipped_on_upstream(self):
         c = make_check("a", [grade.OURS_ONLY_SKIP], kind="ours-only")
-        self.assertTrue(grade.grade_check(c, self.EXP, "upstream", 0).ok)
+        self.assertTrue(grade.grade_check(c, self.EXP, K.upstream(), 0).ok)
 
     def test_upstream_must_really_skip(self):
         c = make_check("a", self.EXP["a"], kind="ours-only")
-        self.assertFalse(grade.grade_check(c, self.EXP, "upstream", 0).ok)
+        self.assertFalse(grade.grade_check(c, self.EXP, K.upstream(), 0).ok)
 
     def test_checkpoints_must_match(self):
         self.assertTrue(grade.grade_check(make_check("a", self.EXP["a"], kind="ours-only"),
-                                          self.EXP, 0, 0).ok)
+                                          self.EXP, K.of(0), 0).ok)
         self.assertFalse(grade.grade_check(make_check("a", ["ok"], kind="ours-only"),
-                                           self.EXP, 3, 0).ok)
+                                           self.EXP, K.of(3), 0).ok)

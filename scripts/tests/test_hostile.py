@@ -6,6 +6,7 @@ import subprocess
 import unittest
 
 from labkit import hostile, robust, series
+from labkit.kernels import KernelId as K
 
 
 class Generator(unittest.TestCase):
@@ -504,7 +505,7 @@ class Start(unittest.TestCase):
     class Kernel:
         def __init__(self, name, debug):
             self.name, self.debug = name, debug
-            self.kernel = name.split("-")[0]
+            self.id = K.parse(name)
 
     def test_each_kernel_queues_its_own_runs_stress_on_the_last(self):
         pool = self.Pool()
@@ -533,15 +534,14 @@ class DebugPartOrder(unittest.TestCase):
         from labkit import debug, ui
 
         class Session:
-            def kernel(self, which, variant="debug"):
-                name = f"{series.kernel_name(which).replace(' ', '')}-{variant}"
-                k = Start.Kernel(name, True)
-                k.kernel, k.label, k.variant = which, f"{which} ({variant})", variant
+            def kernel(self, kid):
+                k = Start.Kernel(kid.name, True)
+                k.label = kid.label
                 return k
 
-        def plain(which):
-            k = Start.Kernel(series.kernel_name(which).replace(" ", ""), False)
-            k.kernel, k.label = which, str(which)
+        def plain(kid):
+            k = Start.Kernel(kid.name, False)
+            k.label = kid.label
             return k
 
         started, graded = [], []
@@ -564,15 +564,15 @@ class DebugPartOrder(unittest.TestCase):
                 mock.patch.object(debug.robust, "grade_all",
                                   lambda ks, runs, tally: graded.append([r["hostile"] for r in runs])):
             part = debug.DebugPart(Session(), robust.Lanes(), full=full)
-            part.plain_built("upstream", plain("upstream"))
-            part.plain_built(last, plain(last))
+            part.plain_built(plain(K.upstream()))
+            part.plain_built(plain(K.of(last)))
             with contextlib.redirect_stdout(io.StringIO()):   # the tally prints verdicts
                 part.finish(ui.Tally())
         return last, started, graded
 
     def test_plain(self):
         last, started, graded = self.run_part(full=False)
-        name = series.kernel_name(last).replace(" ", "")
+        name = K.of(last).name
         self.assertEqual(started, [("upstream", False, False), (name, False, False),
                                    (name + "-debug", True, False)])
         self.assertEqual(graded, [["upstream", name], [name + "-debug"]])
@@ -580,7 +580,7 @@ class DebugPartOrder(unittest.TestCase):
 
     def test_full(self):
         last, started, graded = self.run_part(full=True)
-        name = series.kernel_name(last).replace(" ", "")
+        name = K.of(last).name
         # the debug kernels start on the builder thread, whenever their
         # builds end: only the plain kernels' order is the main thread's
         plain = [s for s in started if not s[0].endswith("-debug")]

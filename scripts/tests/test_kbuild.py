@@ -1,7 +1,11 @@
 import os
 import unittest
 
-from labkit import kbuild, tree
+from labkit import kbuild, kernels, tree
+from labkit.kernels import KernelId as K
+
+DEBUG_FRAGMENT, = kernels.VARIANTS["debug"].fragments
+KCSAN_FRAGMENT, = kernels.VARIANTS["kcsan"].fragments
 
 
 class ConfigCheck(unittest.TestCase):
@@ -33,7 +37,7 @@ class UpToDate(unittest.TestCase):
         import os
         import tempfile
         self.dir = tempfile.mkdtemp()
-        self.k = kbuild.Kernel(self.dir, 1)
+        self.k = kbuild.Kernel(self.dir, K.of(1))
         os.makedirs(os.path.dirname(self.k.bzimage))
         for path in (self.k.bzimage, self.k.vmlinux):
             open(path, "w").close()
@@ -51,7 +55,7 @@ class UpToDate(unittest.TestCase):
         self.assertFalse(self.k.up_to_date("def"))
 
     def test_another_configuration(self):
-        self.k.fragments = self.k.fragments + [kbuild.DEBUG_FRAGMENT]
+        self.k.fragments = self.k.fragments + [DEBUG_FRAGMENT]
         self.assertFalse(self.k.up_to_date("abc"))
 
     def test_a_build_that_saw_the_tree_change_left_an_empty_stamp(self):
@@ -138,12 +142,12 @@ class DebugInfo(unittest.TestCase):
         self.assertNotIn("$", every + full)    # expanded too early in kbuild's sub-makes
 
     def test_the_stamp_changes_with_the_flags(self):
-        k = kbuild.Kernel("/b", 1)
+        k = kbuild.Kernel("/b", K.of(1))
         k.config_digest = lambda: "cfg"
         before = k.stamp_text("abc")
         k.make_flags = kbuild.DEBUG_INFO_FLAGS[:1]
         self.assertNotEqual(k.stamp_text("abc"), before)
-        kcsan = kbuild.Kernel("/b", 1, variant="kcsan")
+        kcsan = kbuild.Kernel("/b", K.of(1, "kcsan"))
         kcsan.config_digest = lambda: "cfg"
         self.assertNotEqual(kcsan.stamp_text("abc"), before)
 
@@ -156,7 +160,7 @@ class DebugInfoOfABuild(unittest.TestCase):
         import os
         import tempfile
         self.dir = tempfile.mkdtemp()
-        self.k = kbuild.Kernel(self.dir, 1)
+        self.k = kbuild.Kernel(self.dir, K.of(1))
         for folder in ("kernel/trace", "fs", "arch/x86/kernel"):
             os.makedirs(os.path.join(self.k.obj, folder))
 
@@ -196,18 +200,18 @@ class DebugVariant(unittest.TestCase):
     with scripts/debug.config, in a folder of its own, two vCPUs."""
 
     def test_plain_and_debug_differ_only_where_they_must(self):
-        plain, debug = kbuild.Kernel("/b", 7), kbuild.Kernel("/b", 7, debug=True)
+        plain, debug = kbuild.Kernel("/b", K.of(7)), kbuild.Kernel("/b", K.of(7, "debug"))
         self.assertEqual((plain.name, debug.name), ("cp7", "cp7-debug"))
         self.assertEqual(debug.obj, "/b/obj/cp7-debug")
         self.assertEqual(plain.fragments, [kbuild.CONFIG_FRAGMENT])
-        self.assertEqual(debug.fragments, [kbuild.CONFIG_FRAGMENT, kbuild.DEBUG_FRAGMENT])
+        self.assertEqual(debug.fragments, [kbuild.CONFIG_FRAGMENT, DEBUG_FRAGMENT])
         self.assertNotIn("modules", plain.targets)
         self.assertIn("modules", debug.targets)
         self.assertEqual((plain.smp, debug.smp), (1, 2))
         self.assertEqual(debug.label, "checkpoint 7 (debug)")
 
     def test_debug_fragment_asks_for_every_checker(self):
-        want = kbuild.wanted_options(kbuild.DEBUG_FRAGMENT)
+        want = kbuild.wanted_options(DEBUG_FRAGMENT)
         for opt in ("CONFIG_SMP", "CONFIG_ACPI", "CONFIG_PCI", "CONFIG_KASAN", "CONFIG_PROVE_LOCKING",
                     "CONFIG_PROVE_RCU", "CONFIG_DEBUG_ATOMIC_SLEEP", "CONFIG_DEBUG_LIST",
                     "CONFIG_DEBUG_KMEMLEAK", "CONFIG_SLUB_DEBUG", "CONFIG_MODULES"):
@@ -232,44 +236,44 @@ class SeedFolder(unittest.TestCase):
         shutil.rmtree(self.dir)
 
     def test_plain_from_the_previous_checkpoint_else_upstream(self):
-        self.assertTrue(self.session.seed_folder(7, "plain").endswith("/obj/cp6"))
-        self.assertTrue(self.session.seed_folder(0, "plain").endswith("/obj/upstream"))
-        self.assertIsNone(self.session.seed_folder("upstream", "plain"))
-        self.assertTrue(self.session.seed_folder(3, "plain").endswith("/obj/upstream"))
+        self.assertTrue(self.session.seed_folder(K.of(7)).endswith("/obj/cp6"))
+        self.assertTrue(self.session.seed_folder(K.of(0)).endswith("/obj/upstream"))
+        self.assertIsNone(self.session.seed_folder(K.upstream()))
+        self.assertTrue(self.session.seed_folder(K.of(3)).endswith("/obj/upstream"))
 
     def test_plain_from_nothing_without_upstream(self):
         import os
         os.rmdir(os.path.join(self.dir, "obj", "upstream"))
-        self.assertIsNone(self.session.seed_folder(3, "plain"))
+        self.assertIsNone(self.session.seed_folder(K.of(3)))
 
     def test_debug_from_any_debug_folder(self):
-        self.assertTrue(self.session.seed_folder(7, "debug").endswith("/obj/upstream-debug"))
-        self.assertTrue(self.session.seed_folder("upstream", "debug").endswith("/obj/upstream-debug"))
+        self.assertTrue(self.session.seed_folder(K.of(7, "debug")).endswith("/obj/upstream-debug"))
+        self.assertTrue(self.session.seed_folder(K.upstream("debug")).endswith("/obj/upstream-debug"))
 
     def test_kcsan_only_from_a_kcsan_folder(self):
         """A KCSAN kernel's objects differ from every other variant's (the
         configuration changes every object's flags): a copy of a debug
         folder would only be rebuilt in full."""
         import os
-        self.assertIsNone(self.session.seed_folder(7, "kcsan"))
+        self.assertIsNone(self.session.seed_folder(K.of(7, "kcsan")))
         os.makedirs(os.path.join(self.dir, "obj", "upstream-kcsan"))
-        self.assertTrue(self.session.seed_folder(7, "kcsan").endswith("/obj/upstream-kcsan"))
+        self.assertTrue(self.session.seed_folder(K.of(7, "kcsan")).endswith("/obj/upstream-kcsan"))
 
     def test_a_variant_kernel_has_its_own_name_fragment_and_two_vcpus(self):
         from labkit import kbuild
-        k = kbuild.Kernel(self.dir, 7, variant="kcsan")
+        k = kbuild.Kernel(self.dir, K.of(7, "kcsan"))
         self.assertEqual((k.name, k.smp, k.debug, k.label),
                          ("cp7-kcsan", 2, True, "checkpoint 7 (KCSAN)"))
-        self.assertEqual(k.fragments, [kbuild.CONFIG_FRAGMENT, kbuild.KCSAN_FRAGMENT])
+        self.assertEqual(k.fragments, [kbuild.CONFIG_FRAGMENT, KCSAN_FRAGMENT])
         self.assertNotIn("modules", k.targets)
-        self.assertEqual(kbuild.Kernel(self.dir, 7, debug=True).name, "cp7-debug")
-        self.assertEqual(k.make_flags, kbuild.DEBUG_INFO_FLAGS + kbuild.KCSAN_TRACE_FLAGS)
-        self.assertEqual(kbuild.Kernel(self.dir, 7).make_flags, kbuild.DEBUG_INFO_FLAGS)
+        self.assertEqual(kbuild.Kernel(self.dir, K.of(7, "debug")).name, "cp7-debug")
+        self.assertEqual(k.make_flags, kbuild.DEBUG_INFO_FLAGS + list(kernels.KCSAN_TRACE_FLAGS))
+        self.assertEqual(kbuild.Kernel(self.dir, K.of(7)).make_flags, kbuild.DEBUG_INFO_FLAGS)
 
     def test_a_kcsan_kernel_must_instrument_the_tracing_code(self):
         import os
         from labkit import kbuild
-        k = kbuild.Kernel(self.dir, 7, variant="kcsan")
+        k = kbuild.Kernel(self.dir, K.of(7, "kcsan"))
         trace = os.path.join(k.obj, "kernel", "trace")
         os.makedirs(trace)
         for name in ("trace_events_trigger", "trace_functions", "trace_events", "ftrace"):
@@ -296,7 +300,7 @@ class Heartbeat(unittest.TestCase):
     def setUp(self):
         import tempfile
         self.build = tempfile.mkdtemp()
-        self.k = kbuild.Kernel(self.build, 1)
+        self.k = kbuild.Kernel(self.build, K.of(1))
         os.makedirs(os.path.dirname(self.k.log))
         with open(self.k.log, "w") as f:
             f.write("  CC      kernel/a.o\n  CC      kernel/b.o\n  LD      vmlinux.o\n"
@@ -334,9 +338,9 @@ class Heartbeat(unittest.TestCase):
 
     def test_m_is_what_the_last_cold_build_made(self):
         os.makedirs(os.path.join(self.build, "obj"))
-        self.assertEqual(self.k.cold_objects(), kbuild.COLD_OBJECTS["plain"])
+        self.assertEqual(self.k.cold_objects(), kernels.VARIANTS["plain"].cold_objects)
         with open(os.path.join(self.build, "obj", ".ftlab-objects"), "w") as f:
             f.write("1234\n")
         self.assertEqual(self.k.cold_objects(), 1234)
-        self.assertEqual(kbuild.Kernel(self.build, 1, debug=True).cold_objects(),
-                         kbuild.COLD_OBJECTS["debug"])
+        self.assertEqual(kbuild.Kernel(self.build, K.of(1, "debug")).cold_objects(),
+                         kernels.VARIANTS["debug"].cold_objects)

@@ -9,6 +9,7 @@ import unittest
 from types import SimpleNamespace
 
 from labkit import qemu
+from labkit.kernels import KernelId as K
 
 
 def fake(script):
@@ -60,18 +61,18 @@ class Endings(unittest.TestCase):
         self.assertEqual(qemu.run(fake(script), self.log, 10).status, "done")
 
     def test_command_is_tcg_single_threaded_never_kvm(self):
-        cmd = qemu.command("bz", "initrd", ["lab:01"], 1)
+        cmd = qemu.command("bz", "initrd", ["lab:01"], K.of(1))
         self.assertIn("tcg,thread=single", cmd)
         self.assertNotIn("-enable-kvm", cmd)
         self.assertIn("-no-reboot", cmd)
 
     def test_every_kind_of_run_has_the_same_kernel_command_line(self):
-        k = SimpleNamespace(bzimage="bz", kernel=3)
+        k = SimpleNamespace(bzimage="bz", id=K.of(3))
         plain = qemu.guest_command(k, "initrd", ["lab:03"])
         paused = qemu.guest_command(k, "initrd", ["lab:03"], gdb_port=1234)
         shell = qemu.guest_command(k, "initrd", ["lab:03"], interactive=True)
         for cmd in (plain, paused, shell):
-            self.assertEqual(cmd[cmd.index("-append") + 1], qemu.append(["lab:03"], 3))
+            self.assertEqual(cmd[cmd.index("-append") + 1], qemu.append(["lab:03"], K.of(3)))
         # under gdb: paused, a gdbstub, the console streamed like any run
         self.assertEqual(paused[-3:], ["-gdb", "tcp::1234", "-S"])
         self.assertIn("stdio", paused)
@@ -117,10 +118,11 @@ class Timeouts(unittest.TestCase):
         self.assertEqual(qemu.timeout_for(["lab:01"]), 120)
         self.assertEqual(qemu.timeout_for(["gdb:03"]), 240)
         self.assertEqual(qemu.timeout_for(["gdb:03"], 33), 33)
-        self.assertEqual(qemu.timeout_for(["lab:01"], debug=True), 120 * qemu.DEBUG_SLOWDOWN)
+        self.assertEqual(qemu.timeout_for(["lab:01"], slowdown=K.of(1, "debug").spec.slowdown),
+                         120 * K.of(1, "debug").spec.slowdown)
 
     def test_debug_kernel_boots_with_two_cpus_on_one_host_thread(self):
-        k = SimpleNamespace(bzimage="bz", kernel=7, smp=2)
+        k = SimpleNamespace(bzimage="bz", id=K.of(7), smp=2)
         cmd = qemu.guest_command(k, "initrd", ["lab:07"])
         self.assertEqual(cmd[cmd.index("-smp") + 1], "2")
         self.assertIn("tcg,thread=single", cmd)
@@ -190,10 +192,10 @@ class CrashExcerpt(unittest.TestCase):
 
 class CommandLine(unittest.TestCase):
     def test_append_names_plan_and_kernel(self):
-        line = qemu.append(["lab:01", "ftracetest"], "upstream")
+        line = qemu.append(["lab:01", "ftracetest"], K.upstream())
         self.assertIn("ftlab=lab:01,ftracetest", line)
         self.assertIn("ftlab.kernel=upstream", line)
-        self.assertIn("ftlab.kernel=cp3", qemu.append(["lab:03"], 3))
+        self.assertIn("ftlab.kernel=cp3", qemu.append(["lab:03"], K.of(3)))
         self.assertIn("panic_on_warn=1", line)
 
 

@@ -7,6 +7,7 @@ import tempfile
 import unittest
 
 from labkit import qemu, races, series
+from labkit.kernels import KernelId as K
 
 
 def report(a, b=None, stamp="[   41.702310] "):
@@ -73,10 +74,10 @@ class Parse(unittest.TestCase):
     def test_a_kcsan_guest_goes_on_after_a_race(self):
         """KCSAN panics after a report when panic_on_warn is set."""
         from labkit import kbuild
-        kcsan = kbuild.Kernel("/b", 7, variant="kcsan")
-        self.assertNotIn("panic_on_warn", qemu.append(["robust:stress"], 7, kcsan.warn_panics))
-        self.assertIn("oops=panic", qemu.append(["robust:stress"], 7, kcsan.warn_panics))
-        self.assertIn("panic_on_warn=1", qemu.append(["robust:stress"], 7))
+        kcsan = kbuild.Kernel("/b", K.of(7, "kcsan"))
+        self.assertNotIn("panic_on_warn", qemu.append(["robust:stress"], K.of(7), kcsan.warn_panics))
+        self.assertIn("oops=panic", qemu.append(["robust:stress"], K.of(7), kcsan.warn_panics))
+        self.assertIn("panic_on_warn=1", qemu.append(["robust:stress"], K.of(7)))
 
 
 C_FILE = """\
@@ -174,8 +175,8 @@ class Kernel:
     smp = 2
 
     def __init__(self, kernel, uninstrumented=()):
-        self.kernel = kernel
-        self.name = f"{series.kernel_name(kernel)}-kcsan"
+        self.id = K.parse(kernel).with_variant("kcsan")
+        self.name = self.id.name
         self.uninstrumented = list(uninstrumented)
 
     def race_checking_problems(self):
@@ -243,11 +244,11 @@ class Grade(unittest.TestCase):
 class Plan(unittest.TestCase):
     def test_light_and_whole(self):
         last = series.last_checkpoint()
-        self.assertEqual(races.plan(last, False), ["robust:stress", "lab:06"])
-        whole = races.plan(last, True)
+        self.assertEqual(races.plan(K.of(last), False), ["robust:stress", "lab:06"])
+        whole = races.plan(K.of(last), True)
         self.assertIn("lab:07", whole)
         self.assertNotIn("lab:02", whole)      # a gdb lab
-        self.assertEqual(races.plan(3, True), ["robust:stress", "lab:00", "lab:01", "lab:03"])
+        self.assertEqual(races.plan(K.of(3), True), ["robust:stress", "lab:00", "lab:01", "lab:03"])
 
 
 if __name__ == "__main__":

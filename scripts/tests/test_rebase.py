@@ -105,9 +105,9 @@ class StubSession:
         self.logs, self.timeout = logs, timeout
         self.built = []
 
-    def kernel(self, kernel, debug=False, branch=None):
-        self.built.append((kernel, branch))
-        return SimpleNamespace(name="upstream", kernel="upstream", debug=False, obj=self.logs,
+    def kernel(self, kid):
+        self.built.append((kid.name, kid.branch))
+        return SimpleNamespace(name="upstream", id=kid, debug=False, obj=self.logs,
                                bzimage="bz", vmlinux=os.path.join(self.logs, "vmlinux"))
 
     def initrd(self):

@@ -5,51 +5,23 @@ import time
 import unittest
 from unittest import mock
 
-from labkit import report
-from tests.test_traces import temp_build, trace_files
-
-REPORT = """cpus=1
-            init-46    [000]    13.454889: print:                tracing_mark_write: armed
-         busybox-48    [000]    13.583535: kmalloc:              (alloc_bprm+0x2a) call_site=alloc_bprm+0x2a bytes_req=416
-            init-70    [001]    28.254119: kernel_stack:         <stack trace >
-=> trace_event_buffer_commit (ffffffff8108a577)
-=> trace_event_raw_event_kmalloc (ffffffff810c6e48)
-"""
+from labkit import report, traces
+from labkit.kernels import KernelId as K
+from tests.test_traces import INSTANCES, REPORT, temp_build, trace_files
 
 
-class Events(unittest.TestCase):
-    def test_marks_stacks_and_events(self):
-        evs = report.events(REPORT)
-        self.assertEqual([(e["row"], e["ts"], e["kind"], e["label"]) for e in evs],
-                         [("CPU 0", 13.454889, report.MARK, "armed"),
-                          ("CPU 0", 13.583535, "kmalloc",
-                           "(alloc_bprm+0x2a) call_site=alloc_bprm+0x2a bytes_req=416"),
-                          ("CPU 1", 28.254119, report.STACK, "trace_event_buffer_commit")])
-        self.assertEqual(evs[0]["task"], "init-46")
-
-    def test_instances_notes_and_rows(self):
-        text = """cpus=1
-ftlab-notes:             init-121   [000]     5.588063: print:                tracing_mark_write: in soft mode: enable reads 0*
-                         init-121   [000]     5.611960: sched_switch:         init:121 [120] R ==> ksoftirqd/0:8 [120]
-lab06:          kworker/0:1-12    [000]     6.0: kmalloc:              call_site=x
-"""
-        evs = report.events(text)
-        self.assertEqual([(e["row"], e["kind"], e["label"], e["task"]) for e in evs],
-                         [(report.NOTES_ROW, report.NOTE, "in soft mode: enable reads 0*",
-                           "init-121"),
-                          ("CPU 0", "sched_switch", "init:121 [120] R ==> ksoftirqd/0:8 [120]",
-                           "init-121"),
-                          ("lab06 CPU 0", "kmalloc", "call_site=x", "kworker/0:1-12")])
-        snap = report.events(REPORT, snapshot=True)
-        self.assertEqual({(e["row"], e["kind"]) for e in snap},
-                         {(report.SNAPSHOT_ROW, report.SNAPSHOT)})
+class Rows(unittest.TestCase):
+    def test_notes_snapshot_then_cpus(self):
+        evs, snap = traces.events(INSTANCES), traces.events(REPORT, snapshot=True)
         self.assertEqual(report.timeline_rows(evs + snap),
-                         [report.NOTES_ROW, report.SNAPSHOT_ROW, "CPU 0", "lab06 CPU 0"])
+                         [traces.NOTES_ROW, traces.SNAPSHOT_ROW, "CPU 0", "lab06 CPU 0"])
 
+
+class Graded(unittest.TestCase):
     def test_kernels_graded_here(self):
-        self.assertEqual([report.kernel_of(n) for n in ("cp6", "upstream", "cp7-debug",
-                                                        "student-cp3")],
-                         [6, "upstream", None, None])
+        self.assertEqual([report.graded(K.parse(n)) for n in ("cp6", "upstream", "cp7-debug",
+                                                              "student-cp3")],
+                         [K.of(6), K.upstream(), None, None])
 
 
 class Page(unittest.TestCase):
@@ -57,7 +29,7 @@ class Page(unittest.TestCase):
         entries = [{"id": "a", "title": "t <1>", "ok": True, "evidence": []},
                    {"id": "b", "title": "u", "ok": False, "evidence": ["-want", "+got"]},
                    {"id": "c", "title": "v", "ok": None, "evidence": []}]
-        text = report.page("Lab 06", entries, {"a": report.events(REPORT), "b": []}, "/*js*/")
+        text = report.page("Lab 06", entries, {"a": traces.events(REPORT), "b": []}, "/*js*/")
         self.assertIn('<canvas id="chart-a">', text)
         self.assertNotIn('chart-b"', text)
         self.assertIn("The check left no events", text)
@@ -84,16 +56,16 @@ class Stale(unittest.TestCase):
         old = time.time() - 100
         with mock.patch.object(report, "write", write):
             os.utime(folder, (old, old))
-            out, _ = report.lab_page(build, 6, "cp6")
+            out, _ = report.lab_page(build, 6, K.of(6))
             self.assertEqual((got, os.path.basename(out)), ({}, "lab06.html"))
             os.utime(log, (old - 50, old - 50))
-            out, _ = report.lab_page(build, 6, "cp6")
+            out, _ = report.lab_page(build, 6, K.of(6))
             self.assertEqual(list(got), ["06-article"])
 
     def test_no_run_says_what_to_run(self):
         from labkit.errors import HarnessError
         with self.assertRaisesRegex(HarnessError, "'make lab 6 KERNEL=5' first"):
-            report.lab_page(tempfile.gettempdir() + "/no-such-build", 6, "cp5")
+            report.lab_page(tempfile.gettempdir() + "/no-such-build", 6, K.of(5))
 
 
 class Render(unittest.TestCase):
@@ -133,25 +105,16 @@ class SnapshotFiles(unittest.TestCase):
         with mock.patch.object(report.traces, "report", lambda path: (REPORT, None)), \
                 mock.patch.object(report, "checks", lambda lines, number, kernel: []), \
                 mock.patch.object(report, "CHART_JS", os.devnull):
-            drawn = report.write(out, "Lab 06", [], 6, 6, paths)
+            drawn = report.write(out, "Lab 06", [], 6, K.of(6), paths)
         self.assertEqual(drawn, {"snapshot": 6})
         with open(out) as f:
-            self.assertIn(report.SNAPSHOT_ROW, f.read())
+            self.assertIn(traces.SNAPSHOT_ROW, f.read())
 
 
 class Colours(unittest.TestCase):
     def test_a_kind_keeps_its_colour_on_every_chart(self):
-        evs = report.events(REPORT)
+        evs = traces.events(REPORT)
         got = report.colours({"a": evs, "b": evs + [dict(evs[1], kind="sched_switch")]})
         self.assertEqual(got["kmalloc"], report.EVENT_COLOURS[0])
         self.assertEqual(got["sched_switch"], report.EVENT_COLOURS[1])
-        self.assertEqual(got[report.MARK], report.KIND_COLOURS[report.MARK])
-
-
-class Summary(unittest.TestCase):
-    def test_kinds_most_frequent_first(self):
-        text = REPORT + "            init-46    [000]    13.5: print:   tracing_mark_write: b\n"
-        with mock.patch.object(report.traces, "report", lambda path: (text, None)):
-            self.assertEqual(report.summary("x.dat"), "2 marks, 1 kmalloc, 1 stack trace")
-        with mock.patch.object(report.traces, "report", lambda path: ("cpus=1\n", None)):
-            self.assertEqual(report.summary("x.dat"), "empty")
+        self.assertEqual(got[traces.MARK], report.KIND_COLOURS[traces.MARK])

@@ -6,6 +6,7 @@ import os
 import unittest
 
 from labkit import grade, protocol, series
+from labkit.kernels import KernelId as K
 
 SOAK = os.path.join(series.ROOT, "scripts", "soak.py")
 spec = importlib.util.spec_from_file_location("soak", SOAK)
@@ -33,7 +34,7 @@ class Verdicts(unittest.TestCase):
 
     def test_the_expected_output_passes_every_check(self):
         report = protocol.parse(console(self.cp, self.expected))
-        got = soak.verdicts(report, [self.cp], self.cp.number)
+        got = soak.verdicts(report, [self.cp], K.of(self.cp.number))
         self.assertTrue(got and all(got.values()), got)
 
     def test_a_changed_line_and_a_missing_check_fail(self):
@@ -42,7 +43,7 @@ class Verdicts(unittest.TestCase):
         outputs[first] = outputs[first][:-1] + ["something else"]
         del outputs[second]
         got = soak.verdicts(protocol.parse(console(self.cp, outputs)), [self.cp],
-                            self.cp.number)
+                            K.of(self.cp.number))
         self.assertFalse(got[(self.cp.number, first)])
         self.assertFalse(got[(self.cp.number, second)])
         self.assertEqual(sum(not ok for ok in got.values()), 2)

@@ -8,6 +8,7 @@ from types import SimpleNamespace
 from unittest import mock
 
 from labkit import gdbrun, labrun, qemu
+from labkit.kernels import KernelId as K
 
 
 class Policy(unittest.TestCase):
@@ -41,7 +42,7 @@ class GdbRunsUseThePolicy(unittest.TestCase):
         with open(os.path.join(lab, "gdb.expected"), "w") as f:
             f.write("a line gdb prints\n")
         self.cp = SimpleNamespace(number=1, lab_dir=lab)
-        self.kernel = SimpleNamespace(name="cp1", kernel=1, obj=self.dir, bzimage="bz",
+        self.kernel = SimpleNamespace(name="cp1", id=K.of(1), obj=self.dir, bzimage="bz",
                                       vmlinux=os.path.join(self.dir, "vmlinux"))
         self.limits = []
 

@@ -57,3 +57,25 @@ class LongestRuns(unittest.TestCase):
             self.assertEqual(timing.longest_runs(logs, since=2000), [("check-cp1", 6.7)])
         finally:
             shutil.rmtree(logs)
+
+
+class CheckTimes(unittest.TestCase):
+    """make check prints how long each part took."""
+
+    def test_parts_are_timed_and_listed(self):
+        import io
+        from contextlib import redirect_stdout
+        parts = timing.Parts()
+        self.assertEqual(parts.time("one part", lambda x: x + 1, 1), 2)
+        out = io.StringIO()
+        with redirect_stdout(out):
+            parts.report("3 s")
+        self.assertIn("make check took 3 s:", out.getvalue())
+        self.assertRegex(out.getvalue(), r"one part\s+0 s")
+
+    def test_the_cores_busy_share(self):
+        self.assertEqual(timing.busy_share((100, 1000), (250, 1200)), 75)
+        self.assertIsNone(timing.busy_share(None, (250, 1200)))
+        self.assertIsNone(timing.busy_share((100, 1000), (100, 1000)))
+        busy, total = timing.cpu_times()
+        self.assertLessEqual(busy, total)
