@@ -283,6 +283,7 @@ _run() {
 		mkdir "$TRACING/$NOTES_DIR" && NOTES=$TRACING/$NOTES_DIR/trace_marker
 	fi
 	ftlab check-begin "$LAB" "$_id" "$_kind" "$_title"
+	kernel_log_mark "check $LAB $_id"
 	: > /tmp/.setup
 	(cd "$TRACING" && "$_fn") 2>&1
 	_rc=$?
@@ -387,6 +388,15 @@ run_lab() {
 
 # --- the kernel log ----------------------------------------------------------
 
+# kernel_log_mark TEXT: a line "ftlab-mark: TEXT" in the kernel log, at
+# debug level (the console does not show it). _run marks where each check
+# begins, so that the host can charge a report found in the kernel log at
+# the end (lockdep, RCU, KASAN with a kernel that does not panic) to the
+# check that was running (qemu.reports_by_check).
+kernel_log_mark() {
+	echo "<7>ftlab-mark: $*" > /dev/kmsg 2>/dev/null
+}
+
 # kernel_log: the whole kernel log, between marker lines, at the end of a
 # run. The console shows only errors; lockdep, RCU and kmemleak report at
 # a lower level, so the host scans this copy for them. With kmemleak in
@@ -399,7 +409,10 @@ kernel_log() {
 	fi
 	ftlab kernel-log-begin
 	dmesg
-	[ -r "$_leaks" ] && cat "$_leaks"
+	if [ -r "$_leaks" ]; then
+		echo "ftlab-mark: kmemleak"
+		cat "$_leaks"
+	fi
 	ftlab kernel-log-end
 }
 

@@ -33,8 +33,10 @@ targets:
   exercise N checkpoint N as an exercise: your branch student/cpN in
              build/linux, its holes listed (TODO=k: holes before k filled)
   save N     your work on exercise N into work/NN.patch (commit it)
-  grade N    save, build and boot your checkpoint N, score it
-             (RESULTS=DIR: JSON and JUnit there)
+  grade N    save, build and boot your checkpoint N, score it; lab N runs
+             on its debug variant too (KASAN, lockdep, kmemleak, two vCPUs),
+             where a report fails the check it hit (RESULTS=DIR: JSON and
+             JUnit there; QUICK=1: lab N alone, plain kernel, no score)
   solution N the reference's diff against your exercise N
   robust [N] the robustness tests (hostile input, permissions, two CPUs,
              module lifetime) on checkpoint N (default: the last) and
@@ -64,7 +66,10 @@ options (make variables in brackets):
   --answers 0|1       docs: the student edition without the answers to the
                       handouts' Questions, or the instructor's key (ANSWERS=)
   --student           lab, gdb, shell, kernel: your exercise branch
-                      student/cpN instead of the checkpoint (STUDENT=1)
+                      student/cpN instead of the checkpoint (STUDENT=1; with
+                      DEBUG=1, its debug variant)
+  --quick             with grade: lab N alone on the plain kernel, a progress
+                      check with no score (QUICK=1)
   --todo K            with exercise: holes before K come filled in (TODO=K)
   --force             with distclean: remove work not saved (FORCE=1)
   --faults            with robust: every registering write failed at each of
@@ -82,7 +87,7 @@ options (make variables in brackets):
                       (by default make check grades those runs' logs again)
                       (FRESH=1)
 The switches DEBUG, V, LIST, FULL, STUDENT, FORCE, FRESH, FAULTS, KCSAN,
-TRACE and SCREENSHOT are on with 1 and off with 0.
+TRACE, SCREENSHOT and QUICK are on with 1 and off with 0.
 """
 
 import argparse
@@ -131,7 +136,7 @@ def parse_checkpoint(command, text, given=""):
 # The make variables that are switches: 1 is on, 0 (or nothing) off.
 SWITCHES = {"debug": "DEBUG", "verbose": "V", "list": "LIST", "full": "FULL",
             "student": "STUDENT", "force": "FORCE", "fresh": "FRESH", "faults": "FAULTS",
-            "kcsan": "KCSAN", "trace": "TRACE", "screenshot": "SCREENSHOT"}
+            "kcsan": "KCSAN", "trace": "TRACE", "screenshot": "SCREENSHOT", "quick": "QUICK"}
 
 # Which targets each make variable goes with (the others take any target).
 GOES_WITH = {"kernel": ("KERNEL", NUMBERED + ("robust", "kernelshark", "report")),
@@ -145,6 +150,7 @@ GOES_WITH = {"kernel": ("KERNEL", NUMBERED + ("robust", "kernelshark", "report")
              "kcsan": ("KCSAN", ("robust",)),
              "trace": ("TRACE", ("lab", "shell")),
              "screenshot": ("SCREENSHOT", ("kernelshark", "report")),
+             "quick": ("QUICK", ("grade",)),
              "answers": ("ANSWERS", ("docs",)),
              "force": ("FORCE", ("clean",)),
              "bench_kernels": ("BENCH_KERNELS", ("bench",)),
@@ -398,7 +404,7 @@ def cmd_exercise(args, session):
         return 0
     from labkit import studentgrade
     k = session.kernel(exercise.kernel_id(session.tree, "student", number))
-    result = studentgrade.grade(session, number, k, args.results)
+    result = studentgrade.grade(session, number, k, args.results, quick=args.quick)
     return result.close() if isinstance(result, ui.Tally) else result
 
 

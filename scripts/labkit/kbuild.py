@@ -318,6 +318,23 @@ class Kernel:
         except OSError:
             return None
 
+    def where(self, frames, faddr2line):
+        """{frame: "file:line"} of call-trace frames ("func+0x1c/0x50")
+        in this kernel's vmlinux, by the kernel's scripts/faddr2line
+        (the innermost line of an inlined call); frames it cannot place
+        are left out."""
+        if not frames or not os.path.exists(self.vmlinux):
+            return {}
+        r = subprocess.run(["bash", faddr2line, self.vmlinux, *frames],
+                           capture_output=True, text=True)
+        found, frame = {}, None
+        for line in r.stdout.splitlines():
+            if line.rstrip().endswith(":") and "+0x" in line:
+                frame = line.rstrip()[:-1]
+            elif frame and " at " in line and frame not in found:
+                found[frame] = line.split(" at ", 1)[1].split()[0]
+        return {f: found[f] for f in frames if f in found}
+
     def modules(self):
         """{path in the guest: host file} of the modules the robustness
         tests load (the debug variant builds samples/trace_events)."""

@@ -92,6 +92,40 @@ def kernel_log_reports(lines, context=25):
     return found
 
 
+# The guest's marks in its kernel log (lib.sh kernel_log_mark, after
+# printk's prefix): "ftlab-mark: check LAB ID" where a check begins, and
+# "ftlab-mark: kmemleak" before kmemleak's list of leaks (lib.sh kernel_log).
+MARK_RE = re.compile(r"ftlab-mark: (?:check (\S+) (\S+)|(\S+))\s*$")
+
+
+def reports_by_check(lines, context=25):
+    """The problem reports of the kernel log the guest printed at its end
+    (kernel_log_reports), each charged to the mark before it: {(lab,
+    check id): lines} for a check, {"kmemleak": lines} for the leaks the
+    last scan found (their allocation's call trace says whose they are),
+    {None: lines} for what came before any mark (the boot)."""
+    inside, found, left, current = False, {}, 0, None
+    for line in lines:
+        if line.strip() in (LOG_BEGIN, LOG_END):
+            inside = line.strip() == LOG_BEGIN
+            continue
+        if not inside:
+            continue
+        mark = MARK_RE.search(line)
+        if mark:
+            current = (mark.group(1), mark.group(2)) if mark.group(1) else mark.group(3)
+            left = 0
+            continue
+        if REPORT_RE.search(line):
+            if not left and found.get(current):
+                found[current].append("    ...")
+            left = context
+        if left:
+            found.setdefault(current, []).append(line)
+            left -= 1
+    return found
+
+
 def crash_excerpt(lines, context=30):
     """The crash report to show: from the last line that starts a report
     (a WARN's "cut here", WARNING, BUG, Oops ...), else from the first

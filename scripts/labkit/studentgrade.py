@@ -35,16 +35,19 @@ table) and the JUnit report (results.write) are written there.
 
 import json
 import os
+import re
 import subprocess
 
-from . import (checkpatch, conformance, ftmatrix, gdbrun, grade as labgrade, kbuild, protocol,
-               series, ui)
+from . import (checkpatch, conformance, ftmatrix, gdbrun, grade as labgrade, holes, kbuild,
+               protocol, qemu, robust, series, ui)
 from .errors import HarnessError
 from .kernels import KernelId
 
 EXERCISES = os.path.join(series.ROOT, "exercises")
 WORK = os.path.join(series.ROOT, "work")
-DEFAULT_POINTS = {"check": 10, "conformance": 10, "ftracetest": 10, "checkpatch": 5}
+DEFAULT_POINTS = {"check": 10, "conformance": 10, "ftracetest": 10, "checkpatch": 5,
+                  "stress": 10, "warnings": 5}
+SKELETON_BEFORE = "skeleton.before"
 REGRESSION = "regression"
 # Runs whose log may hold upstream 6.1's conformance output, newest first
 # by modification time: make grade's own reference boot and make check's.
@@ -133,16 +136,30 @@ class Ran:
     def __init__(self):
         self.checks = {}        # (lab, id) -> protocol.Check that ended
         self.hit = {}           # (lab, id) -> evidence of the crash it hit
+        self.reports = {}       # (lab, id) -> a report in the kernel log while it ran
+        self.leaks = []         # kmemleak's report at the end of a run
         self.ftracetest = {}    # test -> lines
         self.corpus = None      # conformance.CorpusRun, None if not run
         self.problems = []      # (title, evidence)
 
-    def take(self, report, lines, broken, title):
+    def take(self, report, lines, broken, title, in_log=False):
         """Add one boot: its protocol report, its console lines, and what
         went wrong ([] when it ended cleanly). A crash or hang is charged
-        to the check it cut short; any other problem (one in the kernel
-        log, an error the guest reported, a crash in the corpus) to the
-        run."""
+        to the check it cut short. in_log: the problems are reports in
+        the kernel log (a run that went to its end, qemu's
+        "kernel-report"): each is charged to the check that was running
+        (qemu.reports_by_check), kmemleak's to self.leaks. Any other
+        problem (an error the guest reported, a crash in the corpus, a
+        report at boot) is the run's."""
+        if in_log:
+            for key, found in qemu.reports_by_check(lines).items():
+                if isinstance(key, tuple):
+                    self.reports[key] = self.reports.get(key, []) + found
+                elif key == "kmemleak":
+                    self.leaks += found
+                else:
+                    self.problems.append((title, found))
+            broken = []
         cut_short = False
         for lab in report.labs.values():
             for check in lab.checks:
@@ -167,16 +184,29 @@ class Ran:
 
 # --- scoring -------------------------------------------------------------------
 
-def lab_tests(ran, cp, number, points):
+def free_checks(cp):
+    """Lab N's feature checks that pass on exercise N's untouched skeleton
+    (its skeleton.before has no section for them): they earn nothing."""
+    if not holes.has_exercise(cp):
+        return set()
+    before = labgrade.load_expected(holes.exercise_dir(cp), SKELETON_BEFORE)
+    return {c.id for c in cp.checks() if c.kind == "check" and c.id not in before}
+
+
+def lab_tests(ran, cp, number, points, debug=None):
     """A Test per check lab cp registers, graded as on checkpoint 'number':
-    lab N's feature checks score, everything else is a regression."""
+    lab N's feature checks score, but those that pass on the skeleton
+    (free_checks), and everything else is a regression. A report in the
+    kernel log while a check ran fails it. debug: lab N's run on the
+    debug kernel (a DebugRun), which each check of lab N must pass too."""
     key = f"{cp.number:02d}"
     expected = labgrade.load_expected(cp.lab_dir)
+    free = free_checks(cp) if cp.number == number else set()
     tests = []
     for reg in cp.checks():
         scored = cp.number == number and reg.kind == "check"
         group = f"lab {key}" if scored else REGRESSION
-        worth = points_of(points, reg.id, "check") if scored else 0
+        worth = points_of(points, reg.id, "check") if scored and reg.id not in free else 0
         name, title = f"lab{key}.{reg.id}", f"lab {key} {reg.id}: {reg.title}"
         check = ran.checks.get((key, reg.id))
         if check is None:
@@ -186,7 +216,16 @@ def lab_tests(ran, cp, number, points):
                               note="crashed or hung" if why else "did not run"))
             continue
         outcome = labgrade.grade_check(check, expected, KernelId.of(number), cp.number)
-        tests.append(Test(name, title, group, outcome.ok, worth, evidence=outcome.evidence))
+        ok, evidence = outcome.ok, list(outcome.evidence)
+        if (key, reg.id) in ran.reports:
+            ok = False
+            evidence += ["the kernel log has a report from while it ran:"] + ran.reports[(key, reg.id)]
+        if debug is not None and cp.number == number:
+            problem = debug.problem(reg, expected)
+            if problem:
+                ok = False
+                evidence += [f"on {debug.label}:"] + problem
+        tests.append(Test(name, title, group, ok, worth, evidence=evidence))
     return tests
 
 
@@ -201,17 +240,20 @@ def matrix_tests(ran, matrix, number, points):
                                (REGRESSION, before, 0)):
         if not rows:
             continue
-        bad = []
+        bad, evidence = [], []
         for test in rows:
             lines = ran.ftracetest.get(test, []) + ran.ftracetest.get(test + "@instance", [])
             got = [r for _d, r in ftmatrix.results(lines)]
             if not got or any(r != "PASS" for r in got):
-                bad.append(f"{test}: {', '.join(got) or 'no result'}, expected PASS")
+                bad.append(test)
+                # the test's own log, as ftracetest printed it: its last lines
+                evidence.append(f"{test}: {', '.join(got) or 'no result'}, expected PASS")
+                evidence += ["    | " + l for l in lines if l.strip()][-8:]
         right = len(rows) - len(bad)
         what = "turn PASS at this checkpoint" if group != REGRESSION else "passed before it"
         tests.append(Test(f"ftracetest.{'turning' if group != REGRESSION else 'before'}",
                           f"ftracetest: {right} of the {len(rows)} tests that {what}", group,
-                          not bad, worth, share(worth, right, len(rows)), bad))
+                          not bad, worth, share(worth, right, len(rows)), evidence))
     return tests
 
 
@@ -257,20 +299,89 @@ def learner_diff(patch):
     return text[start:] if start >= 0 else ""
 
 
-def checkpatch_test(tree_path, patch, points):
-    """checkpatch.pl --strict on the learner's diff: no message at all."""
+def unfilled_holes(tree_path, cp):
+    """The holes of exercise cp whose TODO comment still stands in the
+    learner's files (build/linux at their branch)."""
+    left = []
+    for path, in_file in holes.by_file(holes.load(cp)).items():
+        try:
+            with open(os.path.join(tree_path, path), encoding="utf-8", errors="replace") as f:
+                text = f.read()
+        except OSError:
+            continue
+        left += [h for h in in_file if holes.todo_sites(text, cp.number, h)]
+    return sorted(left, key=lambda h: h.number)
+
+
+def checkpatch_test(tree_path, patch, points, unfilled=()):
+    """checkpatch.pl --strict on the learner's diff: no message at all,
+    and every hole filled (a diff of the skeleton alone is clean)."""
     worth = points_of(points, "checkpatch", "checkpatch")
     title = f"checkpatch --strict on {os.path.relpath(patch, series.ROOT)}"
     diff = learner_diff(patch)
     if not diff:
         return Test("checkpatch", title, "checkpatch", False, worth,
                     evidence=["no work to check: 'make save N' writes it"])
+    if unfilled:
+        return Test("checkpatch", title, "checkpatch", False, worth,
+                    evidence=["its points come with every hole filled; still open: "
+                              + ", ".join(f"{h.function}()" for h in unfilled)])
     script = os.path.join(tree_path, "scripts", "checkpatch.pl")
     r = subprocess.run(checkpatch.checkpatch_command(script, "-", set()), cwd=tree_path,
                        input=diff, capture_output=True, text=True)
     problems = [line for line in (r.stdout + r.stderr).splitlines() if line.strip()]
     return Test("checkpatch", title, "checkpatch", not problems and r.returncode == 0, worth,
                 evidence=problems[:20])
+
+
+def compiler_warnings(k, files):
+    """{file: the compiler's warnings about it} for the learner's files,
+    from the build log of their kernel k. make compiles a file only when
+    it changed, so each file's warnings are kept in the object folder
+    (.ftlab-warnings.json) until a build compiles it again."""
+    record_path = os.path.join(k.obj, ".ftlab-warnings.json")
+    try:
+        with open(record_path, encoding="utf-8") as f:
+            record = json.load(f)
+    except (OSError, ValueError):
+        record = {}
+    try:
+        with open(k.log, encoding="utf-8", errors="replace") as f:
+            log = f.read().splitlines()
+    except OSError:
+        log = []
+    compiled = {m.group(1) for m in (re.match(r"\s*CC\s+(\S+)\.o$", line) for line in log) if m}
+    for path in files:
+        if os.path.splitext(path)[0] in compiled:
+            said = re.compile(rf"(^|/){re.escape(path)}:\d+:\d+: warning: ")
+            record[path] = [line.strip() for line in log if said.search(line)]
+    if os.path.isdir(k.obj):
+        with open(record_path, "w", encoding="utf-8") as f:
+            json.dump(record, f)
+    return {path: record.get(path, []) for path in files}
+
+
+def warnings_test(found, points):
+    """No compiler warning in the learner's files (each shown)."""
+    lines = [w for path in sorted(found) for w in found[path]]
+    return Test("warnings", "no compiler warning in your files", "build", not lines,
+                points_of(points, "warnings", "warnings"), evidence=lines[:20])
+
+
+def hole_progress(tests, cp):
+    """A line per hole of exercise cp: the checks that need it (holes'
+    "checks:") and how many of them pass."""
+    by_name = {t.name: t for t in tests}
+    lines = []
+    for hole in holes.load(cp):
+        mine = [by_name.get(f"lab{cp.number:02d}.{ident}") for ident in hole.checks]
+        mine = [t for t in mine if t is not None]
+        passing = sum(1 for t in mine if t.ok)
+        state = (f"{passing} of its {len(mine)} checks pass" if mine else "no check needs it alone")
+        failing = [t.name.split(".", 1)[1] for t in mine if not t.ok]
+        lines.append(f"  hole {cp.number}.{hole.number} {hole.function}(): {state}"
+                     + (f" (failing: {' '.join(failing)})" if failing else ""))
+    return lines
 
 
 def run_tests(ran):
@@ -343,7 +454,8 @@ CORPUS_ITEMS = ("ftracetest", conformance.PLAN_ITEM)
 
 def plain_boot(session, k, items, tag, ran):
     run, report = session.boot(k, items, tag)
-    ran.take(report, run.lines, [] if run.ok else run.explain(), f"{tag} ({', '.join(items)})")
+    ran.take(report, run.lines, [] if run.ok else run.explain(), f"{tag} ({', '.join(items)})",
+             in_log=run.status == "kernel-report")
 
 
 def gdb_boot(session, k, cp, ran, only=None):
@@ -406,6 +518,108 @@ def run_labs(session, k, number, labs, tag):
     return ran, gdb_tests
 
 
+# --- the debug kernel ------------------------------------------------------------
+
+# The exercises whose grade runs the stress test (labs/robustness/stress.sh:
+# counted probes and triggers fired on two CPUs while other tasks add and
+# remove them) on the learner's debug kernel: it needs the triggers of
+# checkpoint 6.
+STRESS_FROM = 6
+# A frame of a call trace or report title: "event_probe_add+0x4d/0x120".
+FRAME_RE = re.compile(r"\b([A-Za-z_][\w.]*\+0x[0-9a-f]+/0x[0-9a-f]+)")
+
+
+def leaks_by_hole(leak_lines, hole_list):
+    """kmemleak's report split into its objects ("unreferenced object"
+    and the lines after it), each charged to the first hole whose
+    function its allocation's call trace names: ({hole: lines},
+    [lines of the objects no hole's function allocated])."""
+    objects = []
+    for line in leak_lines:
+        if "unreferenced object" in line or not objects:
+            objects.append([])
+        objects[-1].append(line)
+    placed, unplaced = {}, []
+    for obj in objects:
+        text = "\n".join(obj)
+        hole = next((h for h in hole_list if re.search(rf"\b{re.escape(h.function)}\+", text)),
+                    None)
+        if hole is None:
+            unplaced += obj
+        else:
+            placed.setdefault(hole, []).extend(obj)
+    return placed, unplaced
+
+
+class DebugRun:
+    """Lab N on the learner's debug kernel k (kernels.VARIANTS "debug":
+    KASAN, lockdep, PROVE_RCU, kmemleak, two vCPUs): what each of its
+    checks met there (DebugRun.problem). A leak is charged to the checks
+    of the hole whose function allocated it (holes' "checks:")."""
+
+    def __init__(self, k, ran, cp, faddr2line):
+        self.k, self.ran, self.cp, self.faddr2line = k, ran, cp, faddr2line
+        self.label = k.label
+        self.recorded = labgrade.load_debug_differences()
+        placed, self.unplaced_leaks = leaks_by_hole(ran.leaks, holes.load(cp))
+        self.leaking = {}
+        for hole, lines in placed.items():
+            for ident in hole.checks:
+                self.leaking.setdefault(ident, []).extend(
+                    [f"memory that {hole.function}() allocated is never freed (kmemleak):"]
+                    + lines[:12])
+
+    def problem(self, reg, expected):
+        """Why lab N's check 'reg' fails on the debug kernel ([]: it does
+        not): a crash or report while it ran, with where it happened in
+        kernel/trace/, a leak of a hole it needs, or its output."""
+        key, own = (f"{self.cp.number:02d}", reg.id), KernelId.of(self.cp.number)
+        for found in (self.ran.hit, self.ran.reports):
+            if key in found:
+                return self.where(found[key])
+        if reg.id in self.leaking:
+            return self.where(self.leaking[reg.id])
+        check = self.ran.checks.get(key)
+        if check is None:
+            return ["the check did not run"]
+        outcome = labgrade.grade_check(check, expected, own, self.cp.number)
+        outcome = labgrade.grade_on_debug(check, outcome, expected, own, self.cp.number,
+                                          self.recorded.get(key))
+        return [] if outcome.ok else outcome.evidence
+
+    def where(self, lines):
+        """A report's first lines, then the file:line of its first frames
+        in kernel/trace/ (the code a learner writes is there)."""
+        frames = list(dict.fromkeys(FRAME_RE.findall("\n".join(lines))))[:20]
+        found = self.k.where(frames, self.faddr2line)
+        ours = [f"  {frame} at {place}" for frame, place in found.items()
+                if place.startswith("kernel/trace/")][:3]
+        return lines[:14] + (["where, in kernel/trace/:"] + ours if ours else [])
+
+
+def debug_pass(session, k, number, points):
+    """make grade's run on the debug variant of the learner's kernel k: lab
+    N (and, from STRESS_FROM on, the stress test). Returns (DebugRun,
+    its Tests: the run's own regression line, the stress test)."""
+    cp = series.lookup(number)
+    kd = session.kernel(k.id.with_variant("debug"))
+    ran, _gdb = run_labs(session, kd, number, [cp], f"grade{number:02d}-{kd.name}")
+    debug = DebugRun(kd, ran, cp, os.path.join(session.tree.path, "scripts", "faddr2line"))
+    evidence = [line for _title, found in ran.problems for line in found]
+    evidence += (["memory leaked outside the holes' functions (kmemleak):"]
+                 + debug.unplaced_leaks[:20] if debug.unplaced_leaks else [])
+    tests = [Test("debug.run", f"lab {number:02d} on {kd.label}: no report outside its checks",
+                  REGRESSION, not evidence, evidence=evidence)]
+    if number >= STRESS_FROM:
+        run, result = robust.run_stress(session, kd)
+        problems = run.explain() if not run.ok else robust.stress_problems(result, kd.smp)
+        tests.append(Test("debug.stress", f"stress on {kd.label}: counted probes and triggers "
+                          f"fire on {kd.smp} CPUs while others add and remove them",
+                          f"lab {number:02d}", not problems,
+                          points_of(points, "stress", "stress"), evidence=problems))
+    return debug, tests
+
+
 def usable_reference(corpus, lines):
     """Upstream's CorpusRun from a console log's lines, or None when that
     run is not complete."""
@@ -439,34 +653,58 @@ def reference_run(session, corpus):
     return usable_reference(corpus, run.lines) if run.ok else None
 
 
-def grade(session, number, kernel=None, results_dir=None, patch=None):
+def grade(session, number, kernel=None, results_dir=None, patch=None, debug=True,
+          quick=False):
     """make grade N: boot the learner's kernel, score it, print the table,
     write the reports (results_dir). kernel: the learner's built
     kbuild.Kernel (make grade builds it after saving the work); None:
     checkpoint N's own, which must score full marks. patch: the learner's
-    diff (work/NN.patch). Returns the exit code: 0 when every test
+    diff (work/NN.patch). debug: lab N runs on the kernel's debug variant
+    too (debug_pass), where any report fails the check it hit. quick
+    (make grade N QUICK=1): lab N alone on the plain kernel, a progress
+    check with no score. Returns the exit code: 0 when every test
     passed."""
     session.prepare()
     cp = series.lookup(number)
+    points = load_points(cp)
+    k = kernel or session.kernel(KernelId.of(number))
+    if quick:
+        ran, _gdb = run_labs(session, k, number, [cp], f"grade{number:02d}-{k.name}-quick")
+        tests = lab_tests(ran, cp, number, points) + run_tests(ran)
+        print()
+        for line in table(tests, number, f"{cp.title}, lab {number:02d} alone (QUICK=1): "
+                          "no score; 'make grade N' gives it"):
+            print(line)
+        return 0 if all(t.ok for t in tests) else 1
     labs = [c for c in series.checkpoints() if c.number <= number and c.has_lab]
     matrix, record = ftmatrix.load(), conformance.load_expected()
     corpus = conformance.load_corpus()
-    points = load_points(cp)
     reference = reference_run(session, corpus)
-    k = kernel or session.kernel(KernelId.of(number))
     ran, gdb_tests = run_student(session, k, number, labs)
+    debug_run, debug_tests = debug_pass(session, k, number, points) if debug else (None, [])
     tests = []
     for lab in labs:
-        tests += lab_tests(ran, lab, number, points)
-    tests += gdb_tests
+        tests += lab_tests(ran, lab, number, points, debug_run)
+    tests += debug_tests + gdb_tests
     tests += matrix_tests(ran, matrix, number, points)
     tests += conformance_tests(ran, corpus, reference, record, number, points)
+    unfilled = unfilled_holes(session.tree.path, cp) if holes.has_exercise(cp) else []
     tests.append(checkpatch_test(session.tree.path,
-                                 patch or os.path.join(WORK, f"{number:02d}.patch"), points))
+                                 patch or os.path.join(WORK, f"{number:02d}.patch"), points,
+                                 unfilled))
+    if holes.has_exercise(cp):
+        files = list(holes.by_file(holes.load(cp)))
+        tests.append(warnings_test(compiler_warnings(k, files), points))
     tests += run_tests(ran)
+    # the learner's lines first, the regressions after them
+    tests = [t for t in tests if t.scored] + [t for t in tests if not t.scored]
     print()
     for line in table(tests, number, cp.title):
         print(line)
+    if holes.has_exercise(cp):
+        print("Your holes:")
+        for line in hole_progress(tests, cp):
+            print(line)
     if results_dir:
         write(results_dir, tests, number)
         print(f"results: {os.path.relpath(results_dir)}/junit.xml, score.json")

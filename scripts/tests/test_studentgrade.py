@@ -9,7 +9,7 @@ import unittest
 import xml.etree.ElementTree as ET
 from unittest import mock
 
-from labkit import conformance, ftmatrix, grade, protocol, series, ui
+from labkit import conformance, ftmatrix, grade, protocol, qemu, series, ui
 from labkit import studentgrade as sg
 from labkit.errors import HarnessError
 
@@ -198,6 +198,130 @@ class LabTests(unittest.TestCase):
         self.assertEqual(t.evidence, ["the check did not run"])
 
 
+class DebugKernel(unittest.TestCase):
+    """Lab N on the learner's debug kernel: a report while a check ran, or
+    a leak of a hole its checks need, fails the check, and says where."""
+
+    def debug_run(self, ran, leaks=()):
+        ran.leaks = list(leaks)
+        k = mock.Mock(label="your checkpoint 3 (debug)")
+        k.where.return_value = {"event_probe_add+0x4d/0x120": "kernel/trace/trace_events.c:812",
+                                "kmalloc_trace+0x2/0x9": "mm/slab_common.c:1"}
+        return sg.DebugRun(k, ran, series.lookup(LAB), "faddr2line")
+
+    def test_a_clean_debug_run_changes_nothing(self):
+        cp = series.lookup(LAB)
+        tests = sg.lab_tests(reference_ran(LAB), cp, LAB, {},
+                             self.debug_run(reference_ran(LAB)))
+        self.assertTrue(all(t.ok for t in tests), [t for t in tests if not t.ok])
+
+    def test_a_report_fails_the_check_it_hit_and_says_where(self):
+        cp = series.lookup(LAB)
+        debug_ran = reference_ran(LAB)
+        debug_ran.reports[("03", "removal")] = [
+            "BUG: KASAN: slab-use-after-free in event_probe_add+0x4d/0x120",
+            " kmalloc_trace+0x2/0x9"]
+        tests = {t.name: t for t in sg.lab_tests(reference_ran(LAB), cp, LAB, {},
+                                                 self.debug_run(debug_ran))}
+        t = tests["lab03.removal"]
+        self.assertEqual((t.ok, t.earned), (False, 0))
+        self.assertIn("on your checkpoint 3 (debug):", t.evidence)
+        self.assertIn("  event_probe_add+0x4d/0x120 at kernel/trace/trace_events.c:812",
+                      t.evidence)
+        self.assertNotIn("  kmalloc_trace+0x2/0x9 at mm/slab_common.c:1", t.evidence)
+        self.assertTrue(tests["lab03.errors"].ok)
+
+    def test_a_leak_fails_the_checks_of_the_hole_that_allocated_it(self):
+        cp = series.lookup(LAB)
+        hole = next(h for h in holes_of(cp) if h.checks)
+        leaks = ["unreferenced object 0xffff888003a1b2c0 (size 64):",
+                 "  backtrace:", f"    {hole.function}+0x4d/0x120", "    kmalloc_trace+0x2/0x9",
+                 "unreferenced object 0xffff888003a1b300 (size 8):", "  backtrace:",
+                 "    some_other_function+0x1/0x2"]
+        debug = self.debug_run(reference_ran(LAB), leaks)
+        tests = {t.name: t for t in sg.lab_tests(reference_ran(LAB), cp, LAB, {}, debug)}
+        for ident in hole.checks:
+            self.assertFalse(tests[f"lab03.{ident}"].ok, ident)
+            self.assertIn(f"memory that {hole.function}() allocated is never freed (kmemleak):",
+                          tests[f"lab03.{ident}"].evidence)
+        self.assertIn("    some_other_function+0x1/0x2", debug.unplaced_leaks)
+
+    def test_a_report_in_the_log_is_charged_to_the_check_that_ran(self):
+        ran = sg.Ran()
+        rep, lines = report(("03", "until-hit", ["ok"], 0), ("03", "removal", ["ok"], 0))
+        log = [qemu.LOG_BEGIN, "ftlab-mark: check 03 until-hit", "fine",
+               "ftlab-mark: check 03 removal",
+               "WARNING: suspicious RCU usage", "stack", qemu.LOG_END]
+        ran.take(rep, lines + log, ["a report"], "t", in_log=True)
+        self.assertEqual(list(ran.reports), [("03", "removal")])
+        self.assertEqual(ran.problems, [])
+
+
+class ScoreMeansWork(unittest.TestCase):
+    """No points without the learner's code: checks that pass on the
+    skeleton earn nothing, checkpatch's points need every hole filled,
+    compiler warnings in the learner's files cost points."""
+
+    def test_checks_that_pass_on_the_skeleton_earn_nothing(self):
+        cp = series.checkpoints()[-1]
+        free = sg.free_checks(cp)
+        self.assertTrue(free, "the last exercise has checks its skeleton passes")
+        tests = {t.name: t for t in sg.lab_tests(reference_ran(cp.number), cp, cp.number, {})}
+        for ident in free:
+            self.assertEqual((tests[f"lab{cp.number:02d}.{ident}"].ok,
+                              tests[f"lab{cp.number:02d}.{ident}"].points), (True, 0))
+        self.assertFalse(sg.free_checks(series.lookup(LAB)))
+
+    def test_checkpatch_waits_for_every_hole(self):
+        cp = series.lookup(LAB)
+        hole = holes_of(cp)[0]
+        with tempfile.TemporaryDirectory() as tree:
+            path = os.path.join(tree, hole.file)
+            os.makedirs(os.path.dirname(path))
+            with open(path, "w") as f:
+                f.write(f"/* {sg.holes.todo_tag(LAB, hole)}: write it */\n")
+            left = sg.unfilled_holes(tree, cp)
+            patch = os.path.join(tree, "03.patch")
+            with open(patch, "w") as f:
+                f.write("diff --git a/x b/x\n")
+            t = sg.checkpatch_test(tree, patch, {}, left)
+        self.assertEqual([h.number for h in left], [hole.number])
+        self.assertEqual((t.ok, t.earned), (False, 0))
+        self.assertIn(f"{hole.function}()", t.evidence[0])
+
+    def test_warnings_are_kept_per_file_until_it_compiles_again(self):
+        with tempfile.TemporaryDirectory() as obj:
+            k = mock.Mock(obj=obj, log=os.path.join(obj, "build.log"))
+            with open(k.log, "w") as f:
+                f.write("  CC      kernel/trace/trace_events.o\n"
+                        "/b/linux/kernel/trace/trace_events.c:12:5: warning: unused variable 'x'\n")
+            files = ["kernel/trace/trace_events.c", "kernel/trace/ftrace.c"]
+            first = sg.compiler_warnings(k, files)
+            with open(k.log, "w") as f:
+                f.write("  CC      kernel/trace/ftrace.o\n")
+            second = sg.compiler_warnings(k, files)
+        self.assertEqual(len(first["kernel/trace/trace_events.c"]), 1)
+        self.assertEqual(second, first)
+        t = sg.warnings_test(second, {})
+        self.assertEqual((t.ok, t.earned, t.points), (False, 0, sg.DEFAULT_POINTS["warnings"]))
+        self.assertTrue(sg.warnings_test({"a.c": []}, {}).ok)
+
+    def test_a_line_per_hole(self):
+        cp = series.lookup(LAB)
+        ran = reference_ran(LAB)
+        ran.checks[("03", "removal")].output = ["wrong"]
+        lines = sg.hole_progress(sg.lab_tests(ran, cp, LAB, {}), cp)
+        self.assertEqual(len(lines), len(holes_of(cp)))
+        needing = [h for h in holes_of(cp) if "removal" in h.checks]
+        self.assertTrue(needing)
+        self.assertIn("(failing: removal)", lines[needing[0].number - 1])
+
+
+def holes_of(cp):
+    from labkit import holes
+    return holes.load(cp)
+
+
 def ft_lines(result):
     return [f"[1] a test\t[{result}]"]
 
@@ -211,7 +335,9 @@ class MatrixTests(unittest.TestCase):
                           "c.tc": ft_lines("UNSUPPORTED")}
         turning, before = sg.matrix_tests(ran, self.MATRIX, 6, {"ftracetest": 10})
         self.assertEqual((turning.ok, turning.earned, turning.points), (False, 5, 10))
-        self.assertEqual(turning.evidence, ["c.tc: UNSUPPORTED, expected PASS"])
+        # the failing test's line, then the end of its own log
+        self.assertEqual(turning.evidence, ["c.tc: UNSUPPORTED, expected PASS",
+                                            "    | [1] a test\t[UNSUPPORTED]"])
         self.assertEqual((before.ok, before.group), (True, sg.REGRESSION))
 
     def test_no_result_fails_and_instance_runs_count(self):
