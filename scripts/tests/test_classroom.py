@@ -3,7 +3,8 @@ harness (a pinned commit, a checkout of its own, or the learner's copy
 when it is the template's) and takes work/NN.patch alone from the
 learner; a grade that ran to its end passes with its points; grader.py
 gives the score of work that never reached the grade and GitHub
-Classroom's result; the CI files run the pinned grade.sh.
+Classroom's result; gather.py grades a class into a CSV; the CI files
+run it all.
 
 grade.sh runs here for real, on a copy of this harness committed to a
 git repository of its own (the "template"), with a stand-in make on the
@@ -12,6 +13,7 @@ lines of labs/03-*/expected in the folder it runs in, so that the score
 shows which copy of the harness graded."""
 
 import base64
+import csv
 import glob
 import importlib.util
 import json
@@ -87,6 +89,7 @@ def load(name):
 
 
 grader = load("grader")
+gather = load("gather")
 
 
 def git(cwd, *args):
@@ -378,6 +381,12 @@ class Phrases(unittest.TestCase):
         evidence = [line for t in tests for line in t.evidence]
         self.assertTrue(any(re.search(pattern, line) for line in evidence), evidence[:3])
 
+    def test_grade_sh_and_gather_take_the_same_harness_paths(self):
+        with open(os.path.join(CLASSROOM, "grade.sh")) as f:
+            line = next(l for l in f if l.startswith("GRADED="))
+        self.assertEqual(tuple(line.split('"')[1].split()), gather.HARNESS_PATHS)
+        self.assertEqual(gather.HARNESS_PATHS, HARNESS)
+
 
 class Scope(unittest.TestCase):
     """A work patch may edit the files of its exercise's holes, and do
@@ -433,6 +442,115 @@ class ZeroScore(unittest.TestCase):
             text = " ".join(f.read().split())
         self.assertIn("full marks are 65 for exercise 1, 25 for exercise 2, 75 for exercises 3 "
                       "and 4, 65 for exercise 5, 135 for exercise 6 and 105 for exercise 7", text)
+
+
+class Gather(Classroom):
+    """Two learners' repositories, graded from one checkout with a
+    stand-in grade command."""
+
+    def repo(self, name, files):
+        path = os.path.join(self.dir, "repos", name)
+        os.makedirs(path)
+        git(path, "init", "-q")
+        for rel, text in files.items():
+            os.makedirs(os.path.dirname(os.path.join(path, rel)), exist_ok=True)
+            with open(os.path.join(path, rel), "w") as f:
+                f.write(text)
+        git(path, "add", "-A")
+        git(path, "commit", "-q", "-m", "work")
+        return path
+
+    # writes a score from the patch's length; records what the folder holds
+    FAKE_GRADE = ('mkdir -p results/0$LAB && find . -type f | sort > "$SEEN.$(basename $PWD)" && '
+                  'echo "{\\"score\\": $(wc -l < work/0$LAB.patch), \\"possible\\": 75}" '
+                  '> results/0$LAB/score.json')
+
+    def test_two_learners(self):
+        alice = self.repo("alice", {"work/03.patch": work_patch(3),
+                                    # nothing but work/NN.patch is taken
+                                    "Makefile": "all:\n\ttouch /tmp/pwned\n",
+                                    "labs/03-event-probes/expected": "cheat\n"})
+        bob = self.repo("bob.git", {"work/03.patch": work_patch(3) + " more\n" * 3,
+                                    "work/04.patch": work_patch(4)})
+        nobody = self.repo("carol", {"README": "nothing yet"})
+        learners = os.path.join(self.dir, "learners.txt")
+        with open(learners, "w") as f:
+            f.write(f"# the class\n{alice}\n{bob}/\n\n{nobody}\n{self.dir}/nosuch\n")
+        out = os.path.join(self.dir, "out")
+        seen = os.path.join(self.dir, "seen")
+        r = subprocess.run([sys.executable, os.path.join(self.template, "classroom", "gather.py"),
+                            learners, "--out", out, "--lab", "3", "--grade-cmd", self.FAKE_GRADE],
+                           capture_output=True, text=True, env=dict(os.environ, SEEN=seen))
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        with open(os.path.join(out, "scores.csv")) as f:
+            rows = list(csv.DictReader(f))
+        self.assertEqual([(r["learner"], r["exercise"], r["score"], r["possible"], r["verdict"])
+                          for r in rows],
+                         [("alice", "3", "11", "75", "graded"), ("bob", "3", "14", "75", "graded"),
+                          ("carol", "3", "", "", "no work"),
+                          ("nosuch", "", "", "", f"clone failed: no such folder: {self.dir}/nosuch")])
+        self.assertEqual(rows[0]["log"], "logs/alice-03.log")
+        self.assertEqual(rows[0]["commit"], git(alice, "rev-parse", "HEAD"))
+        # the grade saw the learner's work/NN.patch and nothing else of theirs
+        with open(seen + ".alice") as f:
+            self.assertEqual(f.read().split(), ["./work/03.patch"])
+
+    def test_every_exercise_and_a_grader_that_fails(self):
+        bob = self.repo("bob", {"work/03.patch": work_patch(3), "work/04.patch": work_patch(4)})
+        learners = os.path.join(self.dir, "learners.txt")
+        with open(learners, "w") as f:
+            f.write(bob + "\n")
+        out = os.path.join(self.dir, "out")
+        r = subprocess.run([sys.executable, os.path.join(self.template, "classroom", "gather.py"),
+                            learners, "--out", out],
+                           capture_output=True, text=True,
+                           env=dict(os.environ, FTLAB_GRADE_CMD="test $LAB = 3 && " + self.FAKE_GRADE,
+                                    SEEN=os.path.join(self.dir, "seen")))
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        with open(os.path.join(out, "scores.csv")) as f:
+            rows = list(csv.DictReader(f))
+        self.assertEqual([(r["exercise"], r["verdict"]) for r in rows],
+                         [("3", "graded"), ("4", "grader failed (exit code 1)")])
+
+    def test_the_real_grade_sh_from_a_pristine_checkout(self):
+        alice = self.repo("alice", {"work/03.patch": work_patch(3),
+                                    "labs/03-event-probes/expected": "cheat\n"})
+        learners = os.path.join(self.dir, "learners.txt")
+        with open(learners, "w") as f:
+            f.write(alice + "\n")
+        out = os.path.join(self.dir, "out")
+        env = {k: v for k, v in os.environ.items() if k != "FTLAB_GRADE_CMD"}
+        env.update(PATH=self.bin + os.pathsep + os.environ["PATH"], CALLS=self.calls)
+        r = subprocess.run([sys.executable, os.path.join(self.template, "classroom", "gather.py"),
+                            learners, "--out", out], capture_output=True, text=True, env=env)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        with open(os.path.join(out, "scores.csv")) as f:
+            (row,) = list(csv.DictReader(f))
+        self.assertEqual((row["score"], row["verdict"]), (str(self.expected_lines), "graded"))
+        with open(os.path.join(out, row["log"])) as f:
+            self.assertIn(f"exercise 3: {self.expected_lines}/1000 points (graded)", f.read())
+
+    def test_a_harness_with_changes_of_its_own_grades_nobody(self):
+        with open(os.path.join(self.template, "labs", "03-event-probes", "expected"), "a") as f:
+            f.write("changed\n")
+        try:
+            learners = os.path.join(self.dir, "learners.txt")
+            open(learners, "w").close()
+            r = subprocess.run([sys.executable,
+                                os.path.join(self.template, "classroom", "gather.py"),
+                                learners, "--out", os.path.join(self.dir, "out")],
+                               capture_output=True, text=True)
+            self.assertEqual(r.returncode, 2)
+            self.assertIn("labs/03-event-probes/expected", r.stderr)
+        finally:
+            git(self.template, "checkout", "--", "labs")
+
+    def test_names(self):
+        taken = set()
+        self.assertEqual([gather.learner_name(s, taken) for s in
+                          ("https://github.com/class/lab3-alice.git", "git@host:class/bob",
+                           "/srv/alice/", "/other/alice")],
+                         ["lab3-alice", "bob", "alice", "alice-2"])
 
 
 class CiFiles(unittest.TestCase):
