@@ -169,13 +169,21 @@ fi
 (cd "$harness" && make deps) || broke "make deps failed (its output is above)"
 
 # run LOG COMMAND...: the command in the harness, its output shown and
-# kept in LOG; its exit code in rc.
+# added to LOG; its exit code in rc. quiet LOG COMMAND...: the same into a
+# new LOG, shown only when the command fails.
 run() {
 	out=$1
 	shift
 	{ (cd "$harness" && "$@") 2>&1; echo $? > "$out.rc"; } | tee -a "$out"
 	rc=$(cat "$out.rc")
 	rm -f "$out.rc"
+}
+quiet() {
+	out=$1
+	shift
+	(cd "$harness" && "$@") > "$out" 2>&1
+	rc=$?
+	[ "$rc" -eq 0 ] || cat "$out"
 }
 
 # grade N: one exercise, to results/NN. Returns 1 when the grader failed.
@@ -196,7 +204,8 @@ grade() {
 		cp "$learner/work/$nn.patch" "$harness/work/$nn.patch" \
 			&& helper forget "$n" "$build" || return 1
 	fi
-	run "$log" make exercise "$n"
+	say "exercise $n: make exercise $n takes work/$nn.patch (its output: $shown)"
+	quiet "$log" make exercise "$n"
 	if [ "$rc" -ne 0 ]; then
 		if grep -q "does not apply to the skeleton" "$log"; then
 			why="work/$nn.patch does not apply to the skeleton of exercise $n:"
