@@ -578,6 +578,17 @@ class CiFiles(unittest.TestCase):
                       text)
         self.assertIn("if: steps.grade.outputs.result != ''", text)
 
+    def test_github_classrooms_first_commit_is_a_line(self):
+        # the template's copy has no work: the steps that grade do not run
+        text = self.text("github-classroom.yml")
+        look = text[text.index("id: look"):text.index("actions/cache/restore")]
+        self.assertIn("nothing to grade yet", look)
+        self.assertNotIn("exit 1", look)
+        steps = text.split("\n      - ")[1:]
+        gated = [s for s in steps if "steps.look.outputs.found == 'yes'" in s]
+        self.assertEqual(len(gated), 5)
+        self.assertTrue(any("id: grade" in s for s in gated))
+
     def test_github_job_can_publish_and_keeps_its_caches(self):
         text = self.text("github-classroom.yml")
         # the check run of the JUnit report needs a token that may write checks
