@@ -101,13 +101,13 @@ def _iter_tests(suite):
             yield item
 
 
-LINTED = ("scripts", "gdb-scripts")
+LINTED = ("scripts", "gdb-scripts", "classroom")
 
 
 def pyflakes(tally, paths=LINTED, cwd=series.ROOT):
-    """pyflakes (Debian's python3-pyflakes) over the harness and the gdb
-    helpers: one verdict, failed by any finding (an unused import, an
-    undefined name), each shown."""
+    """pyflakes (Debian's python3-pyflakes) over the harness, the gdb
+    helpers and the class kit: one verdict, failed by any finding (an
+    unused import, an undefined name), each shown."""
     ui.step(f"pyflakes on {', '.join(paths)}")
     r = subprocess.run(["pyflakes3"] + list(paths), cwd=cwd,
                        capture_output=True, text=True)
