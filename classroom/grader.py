@@ -38,7 +38,7 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 
-from labkit import conformance, exercise, ftmatrix, holes, series, studentgrade, tree  # noqa: E402
+from labkit import conformance, exercise, holes, series, studentgrade, tree  # noqa: E402
 from labkit.errors import HarnessError  # noqa: E402
 
 OUT_OF_SCOPE = 3
@@ -157,20 +157,7 @@ def zero_tests(number, why):
     """make grade N's scored tests, every one failed with 'why': the same
     lines and points as a grade (studentgrade's own functions, on a run
     that printed nothing)."""
-    cp = series.lookup(number)
-    points = studentgrade.load_points(cp)
-    ran = studentgrade.Ran()
-    tests = studentgrade.lab_tests(ran, cp, number, points)
-    tests += studentgrade.matrix_tests(ran, ftmatrix.load(), number, points)
-    tests += studentgrade.conformance_tests(ran, conformance.load_corpus(), None,
-                                            conformance.load_expected(), number, points)
-    tests.append(studentgrade.Test(
-        "checkpatch", f"checkpatch --strict on work/{number:02d}.patch", "checkpatch", False,
-        studentgrade.points_of(points, "checkpatch", "checkpatch")))
-    tests = [t for t in tests if t.scored]
-    for t in tests:
-        t.ok, t.earned, t.evidence, t.note = False, 0, [why], ""
-    return tests
+    return studentgrade.blank_tests(number, why)
 
 
 def write_verdict(number, results_dir, verdict, why=""):

@@ -613,11 +613,38 @@ def debug_pass(session, k, number, points):
     if number >= STRESS_FROM:
         run, result = robust.run_stress(session, kd)
         problems = run.explain() if not run.ok else robust.stress_problems(result, kd.smp)
-        tests.append(Test("debug.stress", f"stress on {kd.label}: counted probes and triggers "
-                          f"fire on {kd.smp} CPUs while others add and remove them",
-                          f"lab {number:02d}", not problems,
-                          points_of(points, "stress", "stress"), evidence=problems))
+        tests.append(stress_test(number, points, problems, kd.smp))
     return debug, tests
+
+
+def stress_test(number, points, problems, cpus=2):
+    """The stress test's scored line (debug_pass): no problem is a pass."""
+    return Test("debug.stress", f"stress on the debug kernel: counted probes and triggers "
+                f"fire on {cpus} CPUs while others add and remove them", f"lab {number:02d}",
+                not problems, points_of(points, "stress", "stress"), evidence=problems)
+
+
+def blank_tests(number, why):
+    """make grade N's scored lines, each failed with 'why', as a grade of
+    work that never ran gives them: the same lines and points as a grade
+    (classroom/grader.py scores work that does not build or apply)."""
+    cp = series.lookup(number)
+    points = load_points(cp)
+    ran = Ran()
+    tests = lab_tests(ran, cp, number, points)
+    if number >= STRESS_FROM:
+        tests.append(stress_test(number, points, [why]))
+    tests += matrix_tests(ran, ftmatrix.load(), number, points)
+    tests += conformance_tests(ran, conformance.load_corpus(), None,
+                               conformance.load_expected(), number, points)
+    tests.append(Test("checkpatch", f"checkpatch --strict on work/{number:02d}.patch",
+                      "checkpatch", False, points_of(points, "checkpatch", "checkpatch")))
+    if holes.has_exercise(cp):
+        tests.append(warnings_test({}, points))
+    tests = [t for t in tests if t.scored]
+    for t in tests:
+        t.ok, t.earned, t.evidence, t.note = False, 0, [why], ""
+    return tests
 
 
 def usable_reference(corpus, lines):
