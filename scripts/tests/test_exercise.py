@@ -206,6 +206,37 @@ class Exercise(Fixture, unittest.TestCase):
         self.assertNotIn("+\tp->hits = 0;", diff)
 
 
+class GdbHelpersOnTheSkeleton(unittest.TestCase):
+    """ft break lists what the vmlinux has: the functions that a hole's
+    body alone used are not expected on the skeleton, the others are."""
+
+    SECTIONS = {"ft-break": ["  traceon       ftrace_traceon, ftrace_traceon_count",
+                             "                  (the traceon probe command)",
+                             "  snapshot      ftrace_snapshot, ftrace_snapshot_count, "
+                             "snapshot_trigger",
+                             "  post-trigger  event_triggers_post_call",
+                             "  trigger       not in this kernel"],
+                "ft-probes": ["  ftrace_snapshot"]}
+
+    def test_only_the_missing_functions_go(self):
+        have = {"ftrace_traceon", "ftrace_traceon_count", "snapshot_trigger"}
+        want, gone = exercise.without_functions(self.SECTIONS, have)
+        self.assertEqual(gone, ["ftrace_snapshot", "ftrace_snapshot_count",
+                                "event_triggers_post_call"])
+        self.assertEqual(want["ft-break"], [
+            "  traceon       ftrace_traceon, ftrace_traceon_count",
+            "                  (the traceon probe command)",
+            "  snapshot      snapshot_trigger",
+            "  post-trigger  not in this kernel",
+            "  trigger       not in this kernel"])
+        self.assertEqual(want["ft-probes"], self.SECTIONS["ft-probes"])
+
+    def test_nothing_changes_when_every_function_is_there(self):
+        have = {"ftrace_traceon", "ftrace_traceon_count", "ftrace_snapshot",
+                "ftrace_snapshot_count", "snapshot_trigger", "event_triggers_post_call"}
+        self.assertEqual(exercise.without_functions(self.SECTIONS, have), (self.SECTIONS, []))
+
+
 class Reproduction(Fixture, unittest.TestCase):
     """make check's proof that a skeleton is its checkpoint but its holes
     must catch a skeleton that is not."""
