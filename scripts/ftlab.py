@@ -35,7 +35,11 @@ targets:
   save N     your work on exercise N into work/NN.patch (commit it)
   grade N    save, build and boot your checkpoint N, score it
              (RESULTS=DIR: JSON and JUnit there)
-  solution N the reference's diff against your exercise N
+  solution N the reference's diff against your exercise N; it asks first
+             (y/N on the terminal) until a make grade N of your current work
+             has passed (FORCE=1: no question)
+  hint N.K   the next hint for hole K of exercise N not shown yet: a level
+             at a time, each telling more (LEVEL=L: level L; 0 is the goal)
   robust [N] the robustness tests (hostile input, permissions, two CPUs,
              module lifetime) on checkpoint N (default: the last) and
              upstream; with DEBUG=1 on their debug variants; with FAULTS=1
@@ -66,7 +70,9 @@ options (make variables in brackets):
   --student           lab, gdb, shell, kernel: your exercise branch
                       student/cpN instead of the checkpoint (STUDENT=1)
   --todo K            with exercise: holes before K come filled in (TODO=K)
-  --force             with distclean: remove work not saved (FORCE=1)
+  --force             with distclean: remove work not saved; with solution: no
+                      question (FORCE=1)
+  --level L           with hint: that level of help (LEVEL=L)
   --faults            with robust: every registering write failed at each of
                       its allocations in turn, on the debug kernels (FAULTS=1)
   --kcsan             with robust: the concurrency test and the labs on KCSAN
@@ -98,8 +104,8 @@ from labkit.errors import HarnessError  # noqa: E402
 
 NUMBERED = ("lab", "gdb", "shell", "kernel")
 EXERCISE = ("exercise", "save", "grade", "solution")
-COMMANDS = NUMBERED + EXERCISE + ("list", "docs", "check", "bench", "clean", "deps", "rebase",
-                                  "robust", "kernelshark", "report")
+COMMANDS = NUMBERED + EXERCISE + ("hint", "list", "docs", "check", "bench", "clean", "deps",
+                                  "rebase", "robust", "kernelshark", "report")
 
 
 class UsageError(HarnessError):
@@ -146,7 +152,8 @@ GOES_WITH = {"kernel": ("KERNEL", NUMBERED + ("robust", "kernelshark", "report")
              "trace": ("TRACE", ("lab", "shell")),
              "screenshot": ("SCREENSHOT", ("kernelshark", "report")),
              "answers": ("ANSWERS", ("docs",)),
-             "force": ("FORCE", ("clean",)),
+             "force": ("FORCE", ("clean", "solution")),
+             "level": ("LEVEL", ("hint",)),
              "bench_kernels": ("BENCH_KERNELS", ("bench",)),
              "debug": ("DEBUG", NUMBERED + ("robust", "check")),
              "seed": ("SEED", ("robust", "check"))}
@@ -190,7 +197,7 @@ def check_combinations(args):
         raise UsageError(f"KCSAN=1 goes without {'DEBUG' if args.debug else 'FAULTS'}=1: "
                          "KCSAN has kernels of its own (KASAN, on the debug kernels, "
                          "excludes it)")
-    if args.force and not args.all:
+    if args.force and args.command == "clean" and not args.all:
         raise UsageError("FORCE=1 goes with 'make distclean', not 'make clean' (which keeps "
                          "the kernel tree and the work in it)")
 
@@ -236,6 +243,7 @@ def parse_args(argv):
         p.add_argument(f"--{dest}", nargs="?", const="1", default="0")
     p.add_argument("--answers", choices=["0", "1"])
     p.add_argument("--todo", type=int)
+    p.add_argument("--level", type=int)
     args = p.parse_intermixed_args(argv)
     for dest, variable in SWITCHES.items():
         setattr(args, dest, switch(getattr(args, dest), variable))
@@ -250,6 +258,11 @@ def parse_args(argv):
         args.number = parse_checkpoint(args.command, args.number)
     elif args.command == "docs" and args.number is not None:
         args.number = parse_checkpoint(args.command, args.number)
+    elif args.command == "hint":
+        try:
+            args.number, args.hole = exercise.parse_hole(args.number)
+        except exercise.ExerciseError as e:
+            raise UsageError(str(e)) from None
     elif args.number is not None:
         raise UsageError(f"'make {args.command}' takes no checkpoint number "
                          f"(it was given '{args.number}')")
@@ -387,6 +400,9 @@ def cmd_exercise(args, session):
               f"{number}'); 'make save {number}' keeps your work in work/{number:02d}.patch.")
         return 0
     if args.command == "solution":
+        if not exercise.may_show_solution(session.tree, session.build_dir, number, args.force):
+            ui.info(f"not shown; 'make hint {number}.K' gives hints on hole K")
+            return 1
         print(exercise.solution(session.tree, number))
         return 0
     saved = exercise.save(session.tree, number)
@@ -397,9 +413,12 @@ def cmd_exercise(args, session):
     if args.command == "save":
         return 0
     from labkit import studentgrade
+    work = exercise.work_digest(session.tree, number)
     k = session.kernel(exercise.kernel_id(session.tree, "student", number))
     result = studentgrade.grade(session, number, k, args.results)
-    return result.close() if isinstance(result, ui.Tally) else result
+    rc = result.close() if isinstance(result, ui.Tally) else result
+    exercise.record_grade(session.build_dir, number, work, rc == 0)
+    return rc
 
 
 def cmd_numbered(args, session):
@@ -438,6 +457,10 @@ def dispatch(argv):
         return cmd_clean(args)
     if args.command == "docs":
         return cmd_docs(args)
+    if args.command == "hint":
+        for line in exercise.hint(args.build_dir, args.number, args.hole, args.level):
+            print(line)
+        return 0
     if args.command == "deps":
         return 0 if deps.ensure() else 1
     session = labrun.Session(args.build_dir, args.timeout)
