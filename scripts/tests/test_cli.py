@@ -270,6 +270,20 @@ class HintAndSolution(MakeDry):
         self.assertEqual(out.getvalue(), "DIFF\n")
 
 
+    def test_grade_records_its_result_for_the_work_it_graded(self):
+        from labkit import exercise, studentgrade
+        args = ftlab.parse_args(["grade", "3", "--build-dir", tempfile.mkdtemp()])
+        session = mock.Mock(build_dir=args.build_dir)
+        for rc, passed in ((0, True), (1, False)):
+            with mock.patch.object(exercise, "save", return_value=None), \
+                    mock.patch.object(exercise, "work_digest", return_value="abc"), \
+                    mock.patch.object(exercise, "kernel_id"), \
+                    mock.patch.object(studentgrade, "grade", return_value=rc), \
+                    mock.patch.object(exercise, "record_grade") as record:
+                self.assertEqual(ftlab.cmd_exercise(args, session), rc)
+            record.assert_called_once_with(args.build_dir, 3, "abc", passed)
+
+
 class Switches(MakeDry):
     """DEBUG, V, LIST, FULL, FRESH and FAULTS: 1 is on, 0 is off, anything else an
     error that names the variable; the harness reads the value make was
