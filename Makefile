@@ -24,12 +24,12 @@ FTLAB_OPTS := $(if $(KERNEL),--kernel $(KERNEL)) $(if $(BUILD),--build-dir $(BUI
 	$(if $(DEBUG),--debug=$(DEBUG)) $(if $(SEED),--seed $(SEED)) $(if $(N),--n $(N)) \
 	$(if $(RESULTS),--results $(RESULTS)) \
 	$(if $(ANSWERS),--answers $(ANSWERS)) \
-	$(if $(STUDENT),--student=$(STUDENT)) $(if $(TODO),--todo $(TODO)) \
+	$(if $(STUDENT),--student=$(STUDENT)) $(if $(TODO),--todo $(TODO)) $(if $(LEVEL),--level $(LEVEL)) \
 	$(if $(FORCE),--force=$(FORCE)) $(if $(FRESH),--fresh=$(FRESH)) \
 	$(if $(FAULTS),--faults=$(FAULTS)) $(if $(KCSAN),--kcsan=$(KCSAN)) $(if $(TRACE),--trace=$(TRACE)) \
 	$(if $(SCREENSHOT),--screenshot=$(SCREENSHOT)) $(if $(QUICK),--quick=$(QUICK))
 
-NUMBERED := lab gdb shell kernel robust exercise save grade solution kernelshark report
+NUMBERED := lab gdb shell kernel robust exercise save grade solution hint kernelshark report
 TARGETS  := $(NUMBERED) list docs check bench clean distclean deps rebase help
 
 # The words besides the target ("make lab 3": 3), passed on as they are,

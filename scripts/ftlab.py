@@ -37,7 +37,11 @@ targets:
              on its debug variant too (KASAN, lockdep, kmemleak, two vCPUs),
              where a report fails the check it hit (RESULTS=DIR: JSON and
              JUnit there; QUICK=1: lab N alone, plain kernel, no score)
-  solution N the reference's diff against your exercise N
+  solution N the reference's diff against your exercise N; it asks first
+             (y/N on the terminal) until a make grade N of your current work
+             has passed (FORCE=1: no question)
+  hint N.K   the next hint for hole K of exercise N not shown yet: a level
+             at a time, each telling more (LEVEL=L: level L; 0 is the goal)
   robust [N] the robustness tests (hostile input, permissions, two CPUs,
              module lifetime) on checkpoint N (default: the last) and
              upstream; with DEBUG=1 on their debug variants; with FAULTS=1
@@ -71,7 +75,9 @@ options (make variables in brackets):
   --quick             with grade: lab N alone on the plain kernel, a progress
                       check with no score (QUICK=1)
   --todo K            with exercise: holes before K come filled in (TODO=K)
-  --force             with distclean: remove work not saved (FORCE=1)
+  --force             with distclean: remove work not saved; with solution: no
+                      question (FORCE=1)
+  --level L           with hint: that level of help (LEVEL=L)
   --faults            with robust: every registering write failed at each of
                       its allocations in turn, on the debug kernels (FAULTS=1)
   --kcsan             with robust: the concurrency test and the labs on KCSAN
@@ -103,8 +109,8 @@ from labkit.errors import HarnessError  # noqa: E402
 
 NUMBERED = ("lab", "gdb", "shell", "kernel")
 EXERCISE = ("exercise", "save", "grade", "solution")
-COMMANDS = NUMBERED + EXERCISE + ("list", "docs", "check", "bench", "clean", "deps", "rebase",
-                                  "robust", "kernelshark", "report")
+COMMANDS = NUMBERED + EXERCISE + ("hint", "list", "docs", "check", "bench", "clean", "deps",
+                                  "rebase", "robust", "kernelshark", "report")
 
 
 class UsageError(HarnessError):
@@ -152,7 +158,8 @@ GOES_WITH = {"kernel": ("KERNEL", NUMBERED + ("robust", "kernelshark", "report")
              "screenshot": ("SCREENSHOT", ("kernelshark", "report")),
              "quick": ("QUICK", ("grade",)),
              "answers": ("ANSWERS", ("docs",)),
-             "force": ("FORCE", ("clean",)),
+             "force": ("FORCE", ("clean", "solution")),
+             "level": ("LEVEL", ("hint",)),
              "bench_kernels": ("BENCH_KERNELS", ("bench",)),
              "debug": ("DEBUG", NUMBERED + ("robust", "check")),
              "seed": ("SEED", ("robust", "check"))}
@@ -196,7 +203,7 @@ def check_combinations(args):
         raise UsageError(f"KCSAN=1 goes without {'DEBUG' if args.debug else 'FAULTS'}=1: "
                          "KCSAN has kernels of its own (KASAN, on the debug kernels, "
                          "excludes it)")
-    if args.force and not args.all:
+    if args.force and args.command == "clean" and not args.all:
         raise UsageError("FORCE=1 goes with 'make distclean', not 'make clean' (which keeps "
                          "the kernel tree and the work in it)")
 
@@ -242,6 +249,7 @@ def parse_args(argv):
         p.add_argument(f"--{dest}", nargs="?", const="1", default="0")
     p.add_argument("--answers", choices=["0", "1"])
     p.add_argument("--todo", type=int)
+    p.add_argument("--level", type=int)
     args = p.parse_intermixed_args(argv)
     for dest, variable in SWITCHES.items():
         setattr(args, dest, switch(getattr(args, dest), variable))
@@ -256,6 +264,11 @@ def parse_args(argv):
         args.number = parse_checkpoint(args.command, args.number)
     elif args.command == "docs" and args.number is not None:
         args.number = parse_checkpoint(args.command, args.number)
+    elif args.command == "hint":
+        try:
+            args.number, args.hole = exercise.parse_hole(args.number)
+        except exercise.ExerciseError as e:
+            raise UsageError(str(e)) from None
     elif args.number is not None:
         raise UsageError(f"'make {args.command}' takes no checkpoint number "
                          f"(it was given '{args.number}')")
@@ -393,6 +406,9 @@ def cmd_exercise(args, session):
               f"{number}'); 'make save {number}' keeps your work in work/{number:02d}.patch.")
         return 0
     if args.command == "solution":
+        if not exercise.may_show_solution(session.tree, session.build_dir, number, args.force):
+            ui.info(f"not shown; 'make hint {number}.K' gives hints on hole K")
+            return 1
         print(exercise.solution(session.tree, number))
         return 0
     saved = exercise.save(session.tree, number)
@@ -403,9 +419,13 @@ def cmd_exercise(args, session):
     if args.command == "save":
         return 0
     from labkit import studentgrade
+    work = exercise.work_digest(session.tree, number)
     k = session.kernel(exercise.kernel_id(session.tree, "student", number))
     result = studentgrade.grade(session, number, k, args.results, quick=args.quick)
-    return result.close() if isinstance(result, ui.Tally) else result
+    rc = result.close() if isinstance(result, ui.Tally) else result
+    if not args.quick:      # a quick grade runs lab N alone: no pass to record
+        exercise.record_grade(session.build_dir, number, work, rc == 0)
+    return rc
 
 
 def cmd_numbered(args, session):
@@ -444,6 +464,10 @@ def dispatch(argv):
         return cmd_clean(args)
     if args.command == "docs":
         return cmd_docs(args)
+    if args.command == "hint":
+        for line in exercise.hint(args.build_dir, args.number, args.hole, args.level):
+            print(line)
+        return 0
     if args.command == "deps":
         return 0 if deps.ensure() else 1
     session = labrun.Session(args.build_dir, args.timeout)

@@ -36,6 +36,13 @@ away. Each sits between "ifndef::student-edition[]" and "endif::[]", so
 that "make docs ANSWERS=0" leaves them out (the student edition, in
 build/docs-student/) and "make docs ANSWERS=1" shows them all open (the
 instructor's key, in build/docs-key/).
+
+The student edition is also the exercise edition: a learner doing
+exercise N reads handout N before writing the checkpoint's code, so a
+handout with an exercise (include::exercise.adoc[]) puts its Exercise
+section first, before "Run it", and leaves out its "Read the patch",
+which walks through the reference (exercise_first()). The default and
+the instructor's key keep the handout's own order.
 """
 
 import concurrent.futures
@@ -67,6 +74,8 @@ TEXT_FILTER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "plaintex
 # given (answers collapsed), 0 (no answers), 1 (answers open).
 EDITIONS = {None: "docs", False: "docs-student", True: "docs-key"}
 STUDENT_EDITION = "student-edition"     # the attribute that leaves the answers out
+EXERCISE_INCLUDE = "include::exercise.adoc[]"
+READ_THE_PATCH = "=== Read the patch"
 
 
 def attributes(checkpoint):
@@ -93,6 +102,27 @@ def open_answers(directory):
             f.write(html.replace("<details>", "<details open>"))
 
 
+def exercise_first(text):
+    """A handout as the student edition shows it: its Exercise section
+    (the line including exercise.adoc) moved before its first section,
+    and its "Read the patch" section left out. A handout without an
+    exercise is returned as it is."""
+    lines = text.split("\n")
+    if EXERCISE_INCLUDE not in lines:
+        return text
+    lines.remove(EXERCISE_INCLUDE)
+    out, skipping = [], False
+    for line in lines:
+        if line.startswith("=== ") or line.startswith("== "):
+            skipping = line.rstrip() == READ_THE_PATCH
+        if not skipping:
+            out.append(line)
+    first = next(i for i, line in enumerate(out) if line.startswith("=== "))
+    while out and not out[-1].strip():
+        out.pop()
+    return "\n".join(out[:first] + [EXERCISE_INCLUDE, ""] + out[first:]) + "\n"
+
+
 def _run(cmd, messages, **kw):
     # make check builds the docs on threads of their own: after Ctrl-C
     # they start nothing more
@@ -105,10 +135,30 @@ def _run(cmd, messages, **kw):
     return r
 
 
-def asciidoctor(src, out, checkpoint, messages, backend="html5", extra=()):
+def asciidoctor(src, out, checkpoint, messages, backend="html5", extra=(), text=None):
+    """src to out; text: what to convert instead of src's own text (its
+    includes still found beside src)."""
     cmd = (["asciidoctor", "--failure-level", "WARN", "-b", backend] + attributes(checkpoint)
-           + list(extra) + ["-o", out, src])
-    return _run(cmd, messages).returncode == 0
+           + list(extra) + ["-o", out])
+    if text is None:
+        return _run(cmd + [src], messages).returncode == 0
+    cmd += ["-B", os.path.dirname(os.path.abspath(src)), "-a", f"docname={_stem(src)}", "-"]
+    return _run(cmd, messages, input=text).returncode == 0
+
+
+def _stem(path):
+    return os.path.splitext(os.path.basename(path))[0]
+
+
+def handout(src, out, checkpoint, messages, extra=(), answers=None):
+    """A lab's handout page, in the edition ANSWERS=answers asks for: the
+    student edition's order (exercise_first()) for ANSWERS=0."""
+    text = None
+    if answers is False:
+        with open(src, encoding="utf-8") as f:
+            text = exercise_first(f.read())
+    return asciidoctor(src, out, checkpoint, messages, extra=list(edition(answers)) + list(extra),
+                       text=text)
 
 
 def diagrams(out_dir, messages):
@@ -191,7 +241,7 @@ def navigated(pages, page):
             "-a", f"ftlab-nav={navigation(pages, index)}"]
 
 
-def lab_pages(out_dir, checkpoint, messages, extra=()):
+def lab_pages(out_dir, checkpoint, messages, answers=None):
     dest = os.path.join(out_dir, "labs")
     os.makedirs(dest, exist_ok=True)
     ok = True
@@ -199,9 +249,9 @@ def lab_pages(out_dir, checkpoint, messages, extra=()):
     for src, page, _title in pages:
         if page.startswith("labs/"):
             # a handout is a page of labs/: its pictures are one folder up
-            ok &= asciidoctor(src, os.path.join(out_dir, page), checkpoint, messages,
-                              extra=["-a", "toc", "-a", "sectnums", "-a", "imagesdir=../diagrams"]
-                              + navigated(pages, page) + list(extra))
+            ok &= handout(src, os.path.join(out_dir, page), checkpoint, messages,
+                          extra=["-a", "toc", "-a", "sectnums", "-a", "imagesdir=../diagrams"]
+                          + navigated(pages, page), answers=answers)
     return ok
 
 
@@ -224,7 +274,7 @@ def build(out_dir, checkpoint=None, answers=None):
                           checkpoint, messages,
                           extra=["-a", "toc=left", "-a", "sectnums"]
                           + navigated(pages, name + ".html") + extra)
-    ok &= lab_pages(out_dir, checkpoint, messages, extra)
+    ok &= lab_pages(out_dir, checkpoint, messages, answers)
     for name in TEXT:
         ok &= plain_text(os.path.join(DOC, name + ".adoc"), os.path.join(out_dir, name + ".txt"),
                          checkpoint, messages, via="html5" if name == "index" else "docbook5",

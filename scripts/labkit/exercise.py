@@ -23,6 +23,7 @@ uses that skeleton again, so the patch applies exactly.
 """
 
 import hashlib
+import json
 import os
 import re
 import subprocess
@@ -355,7 +356,8 @@ def start(tree, number, todo=None):
 
 
 def todo_report(tree, number):
-    """Lines that list each hole: where its TODO is (file:line) and its hint."""
+    """Lines that list each hole: where its TODO is (file:line) and its
+    goal (the hints: make hint N.K)."""
     cp = series.lookup(number)
     hole_list = holes.load(cp)
     todo = int(tree.git("config", "--get", _config(number, "todo"), check=False) or 1)
@@ -372,9 +374,144 @@ def todo_report(tree, number):
         else:
             where = f"{rel}, in {hole.function}(): its TODO comment is gone (done?)"
         out.append(f"  {number}.{hole.number} {hole.title}: {where}")
-        out.extend(textwrap.wrap(hole.hint, 78, initial_indent=" " * 6,
+        out.extend(textwrap.wrap(hole.goal, 78, initial_indent=" " * 6,
                                  subsequent_indent=" " * 6))
+    out.append(f"'make hint {number}.K' gives hole K's next hint, one level at a time.")
     return out
+
+
+# --- what this build folder remembers of an exercise -----------------------------
+#
+# build/exercises/NN.json: the hint levels shown of each hole ("make hint")
+# and the last "make grade N" (the digest of the work it graded, whether
+# every line passed). It goes with the build folder, as the learner's
+# tree does: "make distclean" forgets it.
+
+
+def state_path(build_dir, number):
+    return os.path.join(build_dir, "exercises", f"{number:02d}.json")
+
+
+def load_state(build_dir, number):
+    try:
+        with open(state_path(build_dir, number), encoding="utf-8") as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return {}
+
+
+def save_state(build_dir, number, state):
+    path = state_path(build_dir, number)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path + ".tmp", "w", encoding="utf-8") as f:
+        json.dump(state, f, indent=1, sort_keys=True)
+        f.write("\n")
+    os.replace(path + ".tmp", path)
+
+
+def parse_hole(text, given=""):
+    """(N, K) of "N.K", the hole K of exercise N (make hint 3.1); an
+    ExerciseError that says what to write and lists the holes."""
+    m = re.match(r"^(\d+)(?:\.(\d+))?$", text or "")
+    cp = series.lookup(int(m.group(1))) if m else None
+    if not m or cp is None or not holes.has_exercise(cp):
+        numbers = [c.number for c in series.checkpoints() if holes.has_exercise(c)]
+        raise ExerciseError(f"{given}'{text}' names no exercise: say 'make hint N.K', hole K "
+                            f"of exercise N (exercises: {', '.join(map(str, numbers))})")
+    hole_list = holes.load(cp)
+    names = ", ".join(f"{cp.number}.{h.number}" for h in hole_list)
+    if m.group(2) is None:
+        raise ExerciseError(f"which hole of exercise {cp.number}? Say 'make hint "
+                            f"{cp.number}.K': {names}")
+    k = int(m.group(2))
+    if not any(h.number == k for h in hole_list):
+        raise ExerciseError(f"exercise {cp.number} has no hole {k}: {names}")
+    return cp.number, k
+
+
+def hint(build_dir, number, k, level=None):
+    """make hint N.K [LEVEL=L]: the lines that show hole K's next level of
+    help not shown yet in this build folder (the last one again when all
+    were), or level L (0: the goal); the level is remembered as shown."""
+    hole = next(h for h in holes.load(series.lookup(number)) if h.number == k)
+    top = len(hole.hints)
+    state = load_state(build_dir, number)
+    shown = set(state.get("hints", {}).get(str(k), []))
+    if level is not None and not 0 <= level <= top:
+        raise ExerciseError(f"LEVEL={level}: hole {number}.{k} has levels 0 (its goal) to {top}")
+    again = level is None and all(n in shown for n in range(1, top + 1))
+    if level is None:
+        level = top if again else min(n for n in range(1, top + 1) if n not in shown)
+    completes = bool(level) and level not in shown and len(shown) == top - 1
+    if level:
+        shown.add(level)
+        state.setdefault("hints", {})[str(k)] = sorted(shown)
+        save_state(build_dir, number, state)
+    text = hole.hints[level - 1] if level else hole.goal
+    what = "its goal" if not level else f"hint {level} of {top}"
+    out = [f"{holes.todo_tag(number, hole)} in {hole.function}(): {hole.title}",
+           f"{what}:"]
+    out += textwrap.wrap(text, 78, initial_indent="  ", subsequent_indent="  ")
+    left = [n for n in range(1, top + 1) if n not in shown]
+    if left:
+        out.append(f"{len(left)} level(s) left: 'make hint {number}.{k}' shows level "
+                   f"{left[0]}.")
+    elif completes:
+        out.append(f"That was the last level of hole {number}.{k}: none left. "
+                   f"'make solution {number}' shows the reference's code.")
+    else:
+        out.append(f"Every level of hole {number}.{k} was shown already"
+                   + ("; that was the last again" if again else "")
+                   + f". LEVEL=1 to {top} shows any of them.")
+    return out
+
+
+def work_digest(tree, number):
+    """What the learner's work is now (work_diff), as a digest."""
+    return _digest(work_diff(tree, number))
+
+
+def record_grade(build_dir, number, digest, passed, score=None):
+    """Remember the last make grade N: the work it graded (work_digest)
+    and whether every line of its table passed."""
+    state = load_state(build_dir, number)
+    state["grade"] = {"work": digest, "passed": bool(passed)}
+    if score:
+        state["grade"]["score"] = list(score)
+    save_state(build_dir, number, state)
+
+
+def graded_pass(tree, build_dir, number):
+    """Did a make grade N of the work as it is now pass?"""
+    grade = load_state(build_dir, number).get("grade", {})
+    return bool(grade.get("passed")) and grade.get("work") == work_digest(tree, number)
+
+
+def may_show_solution(tree, build_dir, number, force=False, stdin=None, ask=None):
+    """make solution N: True when the reference may be shown: FORCE=1, or
+    a make grade N of the current work passed, or the learner says y on
+    the terminal. Refused (an ExerciseError) when stdin is no terminal
+    and neither holds; False when they say no."""
+    import sys
+    if force or graded_pass(tree, build_dir, number):
+        return True
+    stdin = stdin or sys.stdin
+    if not stdin.isatty():
+        raise ExerciseError(f"no 'make grade {number}' of your current work has passed: "
+                            f"the reference's code is shown after one does, or on a 'y' at "
+                            f"the terminal; 'make solution {number} FORCE=1' shows it now")
+    prompt = (f"No 'make grade {number}' of your current work has passed (and 'make hint "
+              f"{number}.K' gives hints). Show the reference's code anyway? [y/N] ")
+    answer = (ask or _ask)(prompt, stdin)
+    return answer.strip().lower() in ("y", "yes")
+
+
+def _ask(prompt, stdin):
+    """The prompt on stderr (stdout is the diff), one line from stdin."""
+    import sys
+    sys.stderr.write(prompt)
+    sys.stderr.flush()
+    return stdin.readline()
 
 
 def solution(tree, number):
@@ -519,8 +656,12 @@ def gdb_helpers_on_skeleton(session, tally, k):
     """The ft- helpers on the last exercise's skeleton print what they
     print on its checkpoint: the holes leave every structure the helpers
     read in place (only function bodies go), and the self-test sets up
-    nothing the holes take away. The earlier skeletons lack the later
-    checkpoints' structures, as their checkpoints do."""
+    nothing the holes take away. One difference is expected: ft break
+    lists the functions of a dispatch point that the vmlinux has, and a
+    function whose only user was a hole's body (a twin's: the snapshot
+    probes, whose ops only ftrace_snapshot_callback() names) is compiled
+    away in the skeleton (without_functions). The earlier skeletons lack
+    the later checkpoints' structures, as their checkpoints do."""
     from . import gdbrun
     reference = session.kernel(k.id.plain())
     ui.step(f"gdb helpers on {reference.label}, then on {k.label}: the same output")
@@ -531,12 +672,50 @@ def gdb_helpers_on_skeleton(session, tally, k):
         tally.record(False, f"gdb helpers [{reference.name}]: the self-test ran to its end")
         ui.block(problems + [run.where()])
         return
+    want, gone = without_functions(gdbrun.selftest_sections(run.gdb_lines),
+                                   text_symbols(k.vmlinux))
+    if gone:
+        ui.info(f"not in {k.name}'s vmlinux (their only users are holes' bodies), so not "
+                f"expected in its ft break: {', '.join(gone)}")
     ok, evidence = gdbrun.selftest(k, session.initrd(), gdbrun.free_port(), session.logs,
-                                   session.timeout_for,
-                                   want=gdbrun.selftest_sections(run.gdb_lines))
+                                   session.timeout_for, want=want)
     tally.record(ok, f"gdb helpers [{k.name}]: every ft command, function and printer "
                  f"as on {reference.name}")
     ui.block(evidence)
+
+
+BREAK_SECTION = "ft-break"
+_BREAK_LINE = re.compile(r"^(  \S+\s+)([A-Za-z_][\w, ]*)$")
+
+
+def text_symbols(vmlinux):
+    """The names of the functions in a vmlinux (nm's t and T symbols; a
+    clone such as name.isra.0 counts as name)."""
+    r = subprocess.run(["nm", vmlinux], capture_output=True, text=True)
+    if r.returncode != 0:
+        raise ExerciseError(f"nm {vmlinux} failed: {r.stderr.strip()}")
+    return {line.split()[2].split(".")[0] for line in r.stdout.splitlines()
+            if len(line.split()) == 3 and line.split()[1] in "tT"}
+
+
+def without_functions(sections, symbols):
+    """(sections, the names taken out): a self-test run's sections with
+    the functions that 'symbols' lacks taken out of ft break's list, as
+    ft break lists only what the vmlinux has ("not in this kernel" when
+    none is left)."""
+    out, gone = dict(sections), []
+    lines = []
+    for line in sections.get(BREAK_SECTION, []):
+        m = _BREAK_LINE.match(line)
+        if m and m.group(2) != "not in this kernel":
+            names = [n.strip() for n in m.group(2).split(",")]
+            kept = [n for n in names if n in symbols]
+            gone += [n for n in names if n not in symbols]
+            line = m.group(1) + (", ".join(kept) if kept else "not in this kernel")
+        lines.append(line)
+    if BREAK_SECTION in sections:
+        out[BREAK_SECTION] = lines
+    return out, gone
 
 
 def check(session, tally, numbers):

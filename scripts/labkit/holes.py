@@ -12,8 +12,13 @@ each, blocks separated by blank lines, "#" lines being comments:
     stub: return -ENOSYS;
     checks: glob-probe unrelated-probe
     points: 2
-    hint: one or more lines,
-      continued with indentation.
+    goal: what the code must achieve: its contract (what holds after
+      it returns, the locks held on entry, who may run beside it, the
+      errno of each bad input); one or more lines, continued with
+      indentation.
+    hint 1: the helpers to use.
+    hint 2: the order of the steps, and why.
+    hint 3: the recipe.
 
 A hole is found by its function's name in the checkpoint's code, never
 by a line number, so that a rebased series keeps its exercises. Without
@@ -21,6 +26,16 @@ from/to the whole body is the hole; with them, only the lines strictly
 between those two lines of the body. The skeleton puts a
 "TODO(lab N.K)" comment there, and a stub: the given one, or for a whole
 body one derived from the return type.
+
+The goal is all that the TODO comment, "make exercise"'s list and the
+handout show; the hints are levels the learner asks for one at a time
+("make hint N.K", exercise.hint), numbered from 1, each telling more.
+
+"also:" names other functions of the same file whose bodies go with the
+hole (whole bodies, each with its default stub and a TODO comment that
+points to the hole's function): a function the skeleton would otherwise
+keep whose body is almost the hole's answer (a twin), so that the
+learner writes both.
 
 Filling a hole is the same lookup run on two texts: the lines of the
 hole in the reference replace those of the skeleton. That is how TODO=k
@@ -36,8 +51,10 @@ from . import series
 from .errors import HarnessError
 
 EXERCISES = os.path.join(series.ROOT, "exercises")
-FIELDS = ("file", "function", "from", "to", "stub", "checks", "points", "hint")
-REQUIRED = ("file", "function", "hint")
+FIELDS = ("file", "function", "also", "from", "to", "stub", "checks", "points", "goal")
+REQUIRED = ("file", "function", "goal")
+# "hint 1:", "hint 2:" ...: the levels of help after the goal
+HINT = re.compile(r"^hint (\d+)$")
 
 
 class HolesError(HarnessError):
@@ -55,8 +72,18 @@ class Hole:
         self.stub = fields.get("stub")
         self.checks = fields.get("checks", "").split()
         self.points = fields.get("points")
-        self.hint = fields["hint"]
+        self.goal = fields["goal"]      # level 0: the TODO comment shows it
+        self.hints = [fields[f"hint {n}"] for n in range(1, len(self.levels(fields)) + 1)]
+        self.also = fields.get("also", "").split()
         self.where = where              # "holes:12", for messages
+
+    @staticmethod
+    def levels(fields):
+        return sorted(int(HINT.match(k).group(1)) for k in fields if HINT.match(k))
+
+    def functions(self):
+        """The functions whose bodies make the hole: its own, then its twins."""
+        return [self.function] + self.also
 
     def __repr__(self):
         return f"Hole({self.number}, {self.function!r})"
@@ -107,9 +134,12 @@ def _parse_block(block, name):
             fields[last] += " " + line.strip()
             continue
         key, sep, value = line.partition(":")
-        if not sep or key.strip() not in FIELDS:
+        if sep and key.strip() == "hint":
+            raise HolesError(f"{name}:{n}: 'hint:' is no field: a hole has a 'goal:' (what "
+                             "its TODO comment says) and levels 'hint 1:', 'hint 2:' ...")
+        if not sep or (key.strip() not in FIELDS and not HINT.match(key.strip())):
             raise HolesError(f"{name}:{n}: '{line}' is not one of the fields "
-                             f"{', '.join(FIELDS)}")
+                             f"{', '.join(FIELDS)}, hint 1, hint 2 ...")
         last = key.strip()
         if last in fields:
             raise HolesError(f"{name}:{n}: '{last}' given twice")
@@ -119,6 +149,13 @@ def _parse_block(block, name):
         raise HolesError(f"{name}:{n0}: hole {m.group(1)} has no {', '.join(missing)}")
     if ("from" in fields) != ("to" in fields):
         raise HolesError(f"{name}:{n0}: hole {m.group(1)}: 'from' and 'to' go together")
+    levels = Hole.levels(fields)
+    if levels != list(range(1, len(levels) + 1)) or not levels:
+        raise HolesError(f"{name}:{n0}: hole {m.group(1)}: its hints are levels 'hint 1:', "
+                         f"'hint 2:' ... from 1 without a gap (it has "
+                         f"{', '.join(str(x) for x in levels) or 'none'})")
+    if fields["function"] in fields.get("also", "").split():
+        raise HolesError(f"{name}:{n0}: hole {m.group(1)}: 'also' names its own function")
     return Hole(int(m.group(1)), m.group(2).strip(), fields, f"{name}:{n0}")
 
 
@@ -203,11 +240,13 @@ def span(lines, hole):
     return first + 1, last
 
 
-def return_type(lines, hole):
-    """The words before the function's name in its definition (the line
-    before, when the name starts its line)."""
-    start, _brace, _close = find_function(lines, hole.function, hole.file)
-    before = lines[start].split(hole.function + "(")[0].split(hole.function + " (")[0]
+def return_type(lines, hole, function=None):
+    """The words before the function's name (the hole's, or one of its
+    twins) in its definition (the line before, when the name starts its
+    line)."""
+    function = function or hole.function
+    start, _brace, _close = find_function(lines, function, hole.file)
+    before = lines[start].split(function + "(")[0].split(function + " (")[0]
     if not before.strip() and start > 0:
         before = lines[start - 1]
     return before.strip()
@@ -233,11 +272,21 @@ def todo_tag(number, hole):
     return f"TODO(lab {number}.{hole.number})"
 
 
-def todo_lines(number, hole, indent, stub):
-    """The comment (and stub) that stand for a hole: a kernel-style block
-    comment, wrapped to 80 columns."""
+def todo_text(number, hole, function=None):
+    """What a hole's TODO comment says: its goal, or in the body of one of
+    its twins (function), where the goal is."""
+    if function and function != hole.function:
+        return (f"{todo_tag(number, hole)} too: {hole.title}. This body is part of the "
+                f"hole: its goal is in {hole.function}().")
+    return f"{todo_tag(number, hole)}: {hole.title}. {hole.goal}"
+
+
+def todo_lines(number, hole, indent, stub, function=None):
+    """The comment (and stub) that stand for a hole, or for the body of
+    one of its twins (function): a kernel-style block comment, wrapped to
+    80 columns."""
     width = 80 - len(indent.expandtabs(8)) - 3
-    text = f"{todo_tag(number, hole)}: {hole.title}. {hole.hint}"
+    text = todo_text(number, hole, function)
     body = textwrap.wrap(text, width=width, break_on_hyphens=False)
     out = [indent + "/*"] + [indent + " * " + w for w in body] + [indent + " */"]
     if stub:
@@ -253,8 +302,15 @@ def _indent_of(lines, first, end):
     return "\t"
 
 
+def twin_span(lines, hole, function):
+    """[first, end) of the body of one of a hole's twins."""
+    _start, brace, close = find_function(lines, function, hole.file)
+    return brace + 1, close
+
+
 def punch(text, number, holes):
-    """The text of a file with holes (all of one file) left out."""
+    """The text of a file with holes (all of one file) left out, their
+    twins' bodies too."""
     lines = text.split("\n")
     for hole in holes:
         first, end = span(lines, hole)
@@ -263,16 +319,25 @@ def punch(text, number, holes):
             stub = default_stub(return_type(lines, hole))
         indent = _indent_of(lines, first, end)
         lines[first:end] = todo_lines(number, hole, indent, stub)
+        for twin in hole.also:
+            first, end = twin_span(lines, hole, twin)
+            lines[first:end] = todo_lines(number, hole, _indent_of(lines, first, end),
+                                          default_stub(return_type(lines, hole, twin)), twin)
     return "\n".join(lines)
 
 
 def fill(text, reference, holes):
-    """The text of a skeleton file with holes put back from the reference."""
+    """The text of a skeleton file with holes (and their twins) put back
+    from the reference."""
     lines, ref = text.split("\n"), reference.split("\n")
     for hole in holes:
         first, end = span(lines, hole)
         rfirst, rend = span(ref, hole)
         lines[first:end] = ref[rfirst:rend]
+        for twin in hole.also:
+            first, end = twin_span(lines, hole, twin)
+            rfirst, rend = twin_span(ref, hole, twin)
+            lines[first:end] = ref[rfirst:rend]
     return "\n".join(lines)
 
 
@@ -290,6 +355,11 @@ def skeleton(reference, number, holes, todo=1):
     (their reference lines kept)."""
     out = {}
     for path, in_file in by_file(holes).items():
+        named = [f for h in in_file for f in h.functions()]
+        twice = sorted({f for f in named if named.count(f) > 1})
+        if twice:
+            raise HolesError(f"{in_file[0].where}: {path}: {', '.join(twice)} "
+                             "in two holes (or twice in one)")
         if path not in reference:
             raise HolesError(f"{in_file[0].where}: {path} is not in checkpoint {number}")
         if not path.startswith("kernel/trace/"):
@@ -300,7 +370,7 @@ def skeleton(reference, number, holes, todo=1):
 
 def with_checks(text, k, checks):
     """A holes file's text with hole k's "checks:" line naming 'checks'
-    (scripts/prove-holes.py --write), added before its hint when it has
+    (scripts/prove-holes.py --write), added before its goal when it has
     none; the rest stays as it is."""
     new = "checks: " + (" ".join(checks) or "-") + "\n"
     out, current, done = [], None, False
@@ -308,7 +378,7 @@ def with_checks(text, k, checks):
         m = re.match(r"^hole (\d+):", line)
         if m:
             current = int(m.group(1))
-        if current == k and not done and line.startswith(("checks:", "hint:")):
+        if current == k and not done and line.startswith(("checks:", "goal:")):
             done = True
             out.append(new)
             if line.startswith("checks:"):
@@ -318,6 +388,7 @@ def with_checks(text, k, checks):
 
 
 def todo_sites(text, number, hole):
-    """1-based line numbers of a hole's TODO comment in a file's text."""
+    """1-based line numbers of a hole's TODO comment in a file's text (the
+    one with its goal; its twins' say "TODO(lab N.K) too")."""
     tag = todo_tag(number, hole) + ":"
     return [n for n, line in enumerate(text.split("\n"), 1) if tag in line]

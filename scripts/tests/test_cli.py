@@ -4,7 +4,7 @@ import re
 import subprocess
 import tempfile
 import unittest
-from contextlib import redirect_stderr
+from contextlib import redirect_stderr, redirect_stdout
 from types import SimpleNamespace
 from unittest import mock
 
@@ -217,6 +217,71 @@ class StudentOptions(unittest.TestCase):
             ftlab.parse_args(["clean", "--force=1"])
         self.assertIn("FORCE=1 goes with 'make distclean'", str(e.exception))
         self.assertTrue(ftlab.parse_args(["clean", "--all", "--force=1"]).force)
+
+
+class HintAndSolution(MakeDry):
+    """make hint N.K [LEVEL=L] and make solution N [FORCE=1]."""
+
+    def test_hint_takes_a_hole_and_a_level(self):
+        self.assertIn("ftlab.py hint 3.1", self.dry("hint", "3.1"))
+        self.assertIn("--level 2", self.dry("hint", "3.1", "LEVEL=2"))
+        args = self.parsed("hint", "3.2", "LEVEL=2")
+        self.assertEqual((args.command, args.number, args.hole, args.level), ("hint", 3, 2, 2))
+        self.assertEqual((self.parsed("hint", "N=3.2").number, self.parsed("hint", "N=3.2").hole),
+                         (3, 2))
+        self.assertIsNone(self.parsed("hint", "3.1").level)
+
+    def test_a_hint_needs_a_hole(self):
+        for argv, words in ((["hint", "3"], "which hole of exercise 3?"),
+                            (["hint", "3.99"], "exercise 3 has no hole 99"),
+                            (["hint"], "names no exercise")):
+            with self.assertRaises(ftlab.UsageError) as e:
+                ftlab.parse_args(argv)
+            self.assertIn(words, str(e.exception))
+
+    def test_level_goes_with_hint_only(self):
+        with self.assertRaises(ftlab.UsageError) as e:
+            ftlab.parse_args(["lab", "3", "--level", "1"])
+        self.assertIn("LEVEL= goes with 'make hint'", str(e.exception))
+
+    def test_force_goes_with_solution(self):
+        self.assertTrue(self.parsed("solution", "3", "FORCE=1").force)
+        self.assertFalse(self.parsed("solution", "3").force)
+        with self.assertRaises(ftlab.UsageError):
+            ftlab.parse_args(["grade", "3", "--force=1"])
+
+    def test_solution_refused_without_a_terminal_shows_nothing(self):
+        from labkit import exercise
+        args = ftlab.parse_args(["solution", "3", "--build-dir", tempfile.mkdtemp()])
+        session = mock.Mock(build_dir=args.build_dir)
+        # make solution sends progress to stderr from then on: not the other tests'
+        self.addCleanup(setattr, ui, "_PROGRESS", ui._PROGRESS)
+        with mock.patch.object(exercise, "graded_pass", return_value=False), \
+                mock.patch.object(exercise, "solution", return_value="DIFF") as solution, \
+                mock.patch("sys.stdin", io.StringIO("y\n")):
+            with self.assertRaises(exercise.ExerciseError):
+                ftlab.cmd_exercise(args, session)
+        solution.assert_not_called()
+        args.force = True
+        out = io.StringIO()
+        with mock.patch.object(exercise, "solution", return_value="DIFF"), \
+                redirect_stdout(out):
+            self.assertEqual(ftlab.cmd_exercise(args, session), 0)
+        self.assertEqual(out.getvalue(), "DIFF\n")
+
+
+    def test_grade_records_its_result_for_the_work_it_graded(self):
+        from labkit import exercise, studentgrade
+        args = ftlab.parse_args(["grade", "3", "--build-dir", tempfile.mkdtemp()])
+        session = mock.Mock(build_dir=args.build_dir)
+        for rc, passed in ((0, True), (1, False)):
+            with mock.patch.object(exercise, "save", return_value=None), \
+                    mock.patch.object(exercise, "work_digest", return_value="abc"), \
+                    mock.patch.object(exercise, "kernel_id"), \
+                    mock.patch.object(studentgrade, "grade", return_value=rc), \
+                    mock.patch.object(exercise, "record_grade") as record:
+                self.assertEqual(ftlab.cmd_exercise(args, session), rc)
+            record.assert_called_once_with(args.build_dir, 3, "abc", passed)
 
 
 class Switches(MakeDry):

@@ -128,6 +128,97 @@ class Editions(unittest.TestCase):
         self.assertNotIn("<details>", html)
 
 
+HANDOUT = """== Lab 09: a lab
+
+[.lead]
+What it is.
+
+=== Run it
+
+run
+
+=== Read the patch
+
+the reference, step by step
+
+==== A part of it
+
+more of the reference
+
+=== Questions
+
+q
+
+=== Then and now
+
+then
+
+include::exercise.adoc[]
+"""
+
+
+class ExerciseFirst(unittest.TestCase):
+    """The student edition: a handout's Exercise section first, its "Read
+    the patch" left out; nothing changes in a handout without an exercise."""
+
+    def heads(self, text):
+        return [line for line in text.splitlines()
+                if line.startswith("=") or line.startswith("include::")]
+
+    def test_the_exercise_comes_first_and_the_walk_through_goes(self):
+        text = docs.exercise_first(HANDOUT)
+        self.assertEqual(self.heads(text), ["== Lab 09: a lab", "include::exercise.adoc[]",
+                                            "=== Run it", "=== Questions", "=== Then and now"])
+        self.assertNotIn("the reference", text)
+        self.assertIn("What it is.", text)
+        self.assertLess(text.index("What it is."), text.index("include::exercise.adoc[]"))
+
+    def test_a_handout_without_an_exercise_is_left_as_it_is(self):
+        text = HANDOUT.replace("include::exercise.adoc[]\n", "")
+        self.assertEqual(docs.exercise_first(text), text)
+
+    def test_every_handout_with_an_exercise_has_the_sections_it_moves(self):
+        for cp in series.checkpoints():
+            with open(os.path.join(cp.lab_dir, "README.adoc"), encoding="utf-8") as f:
+                text = f.read()
+            if docs.EXERCISE_INCLUDE not in text.splitlines():
+                continue
+            with self.subTest(lab=cp.number):
+                self.assertIn("\n" + docs.READ_THE_PATCH + "\n", text)
+                heads = self.heads(docs.exercise_first(text))
+                self.assertEqual(heads[1], docs.EXERCISE_INCLUDE)
+                self.assertNotIn(docs.READ_THE_PATCH, heads)
+
+
+@unittest.skipUnless(shutil.which("asciidoctor"), "asciidoctor is not installed")
+class EditionOrder(unittest.TestCase):
+    """Lab 03's page: the student edition opens with the Exercise and has
+    no "Read the patch"; the default and the key keep the handout's order."""
+
+    def sections(self, answers):
+        cp = series.lookup(3)
+        with tempfile.TemporaryDirectory() as tmp:
+            out = os.path.join(tmp, "03.html")
+            messages = []
+            self.assertTrue(docs.handout(os.path.join(cp.lab_dir, "README.adoc"), out, 3,
+                                         messages, answers=answers), messages)
+            with open(out, encoding="utf-8") as f:
+                return re.findall(r'<h3 id="_([a-z_]+)"', f.read())
+
+    def test_student_edition(self):
+        found = self.sections(False)
+        self.assertEqual(found[:2], ["exercise", "run_it"])
+        self.assertNotIn("read_the_patch", found)
+
+    def test_default_and_key(self):
+        for answers in (None, True):
+            with self.subTest(answers=answers):
+                found = self.sections(answers)
+                self.assertEqual(found[0], "run_it")
+                self.assertEqual(found[-1], "exercise")
+                self.assertIn("read_the_patch", found)
+
+
 @unittest.skipUnless(shutil.which("asciidoctor") and shutil.which("pandoc"),
                      "asciidoctor and pandoc are not installed")
 class Views(unittest.TestCase):

@@ -206,6 +206,170 @@ class Exercise(Fixture, unittest.TestCase):
         self.assertNotIn("+\tp->hits = 0;", diff)
 
 
+class Hints(Fixture, unittest.TestCase):
+    """make hint N.K: the next level not shown yet, remembered in the build
+    folder; LEVEL=L; the last level says so."""
+
+    def hint(self, k, level=None):
+        return "\n".join(exercise.hint(os.path.join(self.dir, "build"), 3, k, level))
+
+    def test_each_call_shows_the_next_level_and_how_many_are_left(self):
+        first = self.hint(1)
+        self.assertIn("TODO(lab 3.1) in count_hits(): count the hits\nhint 1 of 3:\n", first)
+        self.assertIn("p->next.", first)
+        self.assertIn("2 level(s) left: 'make hint 3.1' shows level 2.", first)
+        second = self.hint(1)
+        self.assertIn("hint 2 of 3", second)
+        self.assertIn("count, then step.", second)
+        self.assertIn("1 level(s) left", second)
+        last = self.hint(1)
+        self.assertIn("hint 3 of 3", last)
+        self.assertIn("n++, p = p->next.", last)
+        self.assertIn("That was the last level of hole 3.1: none left.", last)
+        again = self.hint(1)
+        self.assertIn("hint 3 of 3", again)
+        self.assertIn("Every level of hole 3.1 was shown already", again)
+
+    def test_holes_and_exercises_are_remembered_apart(self):
+        self.hint(1)
+        self.assertIn("hint 1 of 1", self.hint(2))
+        self.assertIn("hint 2 of 3", self.hint(1))
+        state = exercise.load_state(os.path.join(self.dir, "build"), 3)
+        self.assertEqual(state["hints"], {"1": [1, 2], "2": [1]})
+        self.assertEqual(exercise.load_state(os.path.join(self.dir, "build"), 4), {})
+
+    def test_level_shows_that_one_and_counts_it_as_shown(self):
+        out = self.hint(1, level=2)
+        self.assertIn("hint 2 of 3", out)
+        self.assertIn("'make hint 3.1' shows level 1.", out)
+        self.assertIn("hint 1 of 3", self.hint(1))
+        last = self.hint(1)
+        self.assertIn("hint 3 of 3", last)
+        self.assertIn("That was the last level of hole 3.1: none left.", last)
+        self.assertIn("Every level of hole 3.1 was shown already. LEVEL=1 to 3",
+                      self.hint(1, level=3))
+        goal = self.hint(1, level=0)
+        self.assertIn("its goal:", goal)
+        self.assertIn("walk p->next while n stays under the limit.", goal)
+        self.assertIn("Every level of hole 3.1 was shown already. LEVEL=1 to 3", goal)
+        self.assertNotIn("last level", self.hint(1, level=1))
+        with self.assertRaises(exercise.ExerciseError) as e:
+            self.hint(1, level=4)
+        self.assertIn("levels 0 (its goal) to 3", str(e.exception))
+
+    def test_a_hole_is_named_n_dot_k(self):
+        self.assertEqual(exercise.parse_hole("3.2"), (3, 2))
+        for text, words in (("3", "which hole of exercise 3?"), ("3.9", "has no hole 9"),
+                            ("x", "names no exercise"), ("3.", "names no exercise")):
+            with self.assertRaises(exercise.ExerciseError) as e:
+                exercise.parse_hole(text)
+            self.assertIn(words, str(e.exception))
+        with self.assertRaises(exercise.ExerciseError) as e:
+            exercise.parse_hole("3")
+        self.assertIn("'make hint 3.K': 3.1, 3.2, 3.3", str(e.exception))
+
+
+class Terminal:
+    """A stdin that is a terminal (or not) and answers one line."""
+
+    def __init__(self, tty, answer=""):
+        self.tty, self.answer, self.asked = tty, answer, 0
+
+    def isatty(self):
+        return self.tty
+
+    def readline(self):
+        self.asked += 1
+        return self.answer + "\n"
+
+
+class Solution(Fixture, unittest.TestCase):
+    """make solution N asks first, until a make grade N of the current
+    work has passed."""
+
+    def setUp(self):
+        super().setUp()
+        self.build = os.path.join(self.dir, "build")
+        exercise.start(self.t, 3)
+
+    def may(self, stdin, force=False):
+        return exercise.may_show_solution(self.t, self.build, 3, force, stdin,
+                                          ask=lambda prompt, s: s.readline())
+
+    def test_it_asks_on_a_terminal_and_shows_on_y_only(self):
+        for answer, shown in (("y", True), ("yes", True), ("", False), ("n", False)):
+            with self.subTest(answer=answer):
+                term = Terminal(True, answer)
+                self.assertIs(self.may(term), shown)
+                self.assertEqual(term.asked, 1)
+
+    def test_it_refuses_without_a_terminal(self):
+        term = Terminal(False, "y")
+        with self.assertRaises(exercise.ExerciseError) as e:
+            self.may(term)
+        self.assertIn("FORCE=1", str(e.exception))
+        self.assertEqual(term.asked, 0)
+
+    def test_force_shows_it_without_asking(self):
+        term = Terminal(False)
+        self.assertTrue(self.may(term, force=True))
+        self.assertEqual(term.asked, 0)
+
+    def test_a_passed_grade_of_this_work_shows_it_without_asking(self):
+        self.edit_hole_2()
+        exercise.record_grade(self.build, 3, exercise.work_digest(self.t, 3), True)
+        term = Terminal(False)
+        self.assertTrue(self.may(term))
+        self.assertEqual(term.asked, 0)
+
+    def test_a_failed_grade_or_changed_work_asks_again(self):
+        self.edit_hole_2()
+        exercise.record_grade(self.build, 3, exercise.work_digest(self.t, 3), False)
+        with self.assertRaises(exercise.ExerciseError):
+            self.may(Terminal(False))
+        exercise.record_grade(self.build, 3, exercise.work_digest(self.t, 3), True)
+        write(self.t, read(self.t).replace("\tp->hits = 0;", "\tp->hits = 1;"))
+        with self.assertRaises(exercise.ExerciseError):
+            self.may(Terminal(False))
+
+    def edit_hole_2(self):
+        text = read(self.t)
+        head, tail = text.split("TODO(lab 3.2)")
+        head = head[:head.rindex("\t/*")]
+        write(self.t, head + "\tp->hits = 0;\n}" + tail.split("*/\n}", 1)[1])
+
+
+class GdbHelpersOnTheSkeleton(unittest.TestCase):
+    """ft break lists what the vmlinux has: the functions that a hole's
+    body alone used are not expected on the skeleton, the others are."""
+
+    SECTIONS = {"ft-break": ["  traceon       ftrace_traceon, ftrace_traceon_count",
+                             "                  (the traceon probe command)",
+                             "  snapshot      ftrace_snapshot, ftrace_snapshot_count, "
+                             "snapshot_trigger",
+                             "  post-trigger  event_triggers_post_call",
+                             "  trigger       not in this kernel"],
+                "ft-probes": ["  ftrace_snapshot"]}
+
+    def test_only_the_missing_functions_go(self):
+        have = {"ftrace_traceon", "ftrace_traceon_count", "snapshot_trigger"}
+        want, gone = exercise.without_functions(self.SECTIONS, have)
+        self.assertEqual(gone, ["ftrace_snapshot", "ftrace_snapshot_count",
+                                "event_triggers_post_call"])
+        self.assertEqual(want["ft-break"], [
+            "  traceon       ftrace_traceon, ftrace_traceon_count",
+            "                  (the traceon probe command)",
+            "  snapshot      snapshot_trigger",
+            "  post-trigger  not in this kernel",
+            "  trigger       not in this kernel"])
+        self.assertEqual(want["ft-probes"], self.SECTIONS["ft-probes"])
+
+    def test_nothing_changes_when_every_function_is_there(self):
+        have = {"ftrace_traceon", "ftrace_traceon_count", "ftrace_snapshot",
+                "ftrace_snapshot_count", "snapshot_trigger", "event_triggers_post_call"}
+        self.assertEqual(exercise.without_functions(self.SECTIONS, have), (self.SECTIONS, []))
+
+
 class Reproduction(Fixture, unittest.TestCase):
     """make check's proof that a skeleton is its checkpoint but its holes
     must catch a skeleton that is not."""
