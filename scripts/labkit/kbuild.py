@@ -332,7 +332,7 @@ class Kernel:
             if line.rstrip().endswith(":") and "+0x" in line:
                 frame = line.rstrip()[:-1]
             elif frame and " at " in line and frame not in found:
-                found[frame] = line.split(" at ", 1)[1].split()[0]
+                found[frame] = source_path(line.split(" at ", 1)[1].split()[0])
         return {f: found[f] for f in frames if f in found}
 
     def modules(self):
@@ -372,6 +372,21 @@ class Kernel:
             wait(proc)
         finally:
             done.set()
+
+
+# The top folders of a kernel tree: where a source path of the debug
+# info starts, whatever folder it was compiled in (ccache hands every
+# clone the objects another compiled, their paths included).
+_SOURCE_PATH = re.compile(r"(?:^|/)((?:arch|block|certs|crypto|drivers|fs|include|init|io_uring|"
+                          r"ipc|kernel|lib|mm|net|samples|security|sound|virt)/\S+)$")
+
+
+def source_path(path):
+    """A source path of the debug info, from the kernel tree's top:
+    ".../build/obj/cp3/../../linux/kernel/trace/ftrace.c:12" gives
+    "kernel/trace/ftrace.c:12"."""
+    m = _SOURCE_PATH.search(path)
+    return m.group(1) if m else path
 
 
 def wait(proc):

@@ -344,3 +344,16 @@ class Heartbeat(unittest.TestCase):
         self.assertEqual(self.k.cold_objects(), 1234)
         self.assertEqual(kbuild.Kernel(self.build, K.of(1, "debug")).cold_objects(),
                          kernels.VARIANTS["debug"].cold_objects)
+
+
+class SourcePath(unittest.TestCase):
+    """A report's file:line starts at the kernel tree's top, whichever
+    clone compiled the object (ccache shares objects, debug info and all)."""
+
+    def test_from_the_tree_top(self):
+        self.assertEqual(kbuild.source_path("/work/x/build/obj/mutant-cp3-debug/../../linux-debug/"
+                                            "kernel/trace/trace_events.c:3608"),
+                         "kernel/trace/trace_events.c:3608")
+        self.assertEqual(kbuild.source_path("kernel/trace/ftrace.c:4624"),
+                         "kernel/trace/ftrace.c:4624")
+        self.assertEqual(kbuild.source_path("??:0"), "??:0")
