@@ -17,6 +17,11 @@
 #    (the lab asks for "ft-event sched sched_switch" to show it);
 #  - in event_soft_mode_put: the last user unregisters the tracepoint of a
 #    soft-disabled event.
+#  - soft-on-enabled: event_soft_mode_get finds the event ENABLED (reads
+#    1, sm_ref 0): it sets SOFT_MODE and nothing else, so the event
+#    reads 1*; its put finds SOFT_DISABLED clear and keeps the tracepoint.
+#  - two-users: the second get finds sm_ref 1 and only counts; the first
+#    put finds sm_ref 2 and only counts.
 
 ft-serve
 

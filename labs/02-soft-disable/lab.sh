@@ -95,3 +95,40 @@ soft_writes() {
 	armed
 }
 check soft-writes "in soft mode, echo 1/0 > enable only flips the soft bit: 1*, then 0*" soft_writes
+
+# An event that is already on keeps its tracepoint and goes on recording
+# when a soft-mode user arrives: it reads 1*, not 0*. When that user
+# leaves, the event is left on, as the user found it.
+soft_on_enabled() {
+	echo 1 > $ENABLE
+	state "enabled by the user"
+	soft_on
+	state "in soft mode"
+	switches_now
+	soft_off
+	state "out of soft mode"
+	armed
+	switches_now
+	echo 0 > $ENABLE
+}
+check soft-on-enabled "an enabled event entering soft mode reads 1* and records; it leaves as 1" soft_on_enabled
+
+# Soft mode is counted (sm_ref): with two users the first to leave
+# changes nothing, and the last leaves the event as the users' writes
+# set it: here 1*, so the event stays on and registered.
+two_users() {
+	soft_on
+	soft_on
+	state "two soft-mode users"
+	echo 1 > $ENABLE
+	state "after echo 1"
+	soft_off
+	state "one user left"
+	armed
+	soft_off
+	state "the last user left"
+	armed
+	switches_now
+	echo 0 > $ENABLE
+}
+check two-users "with two soft-mode users soft mode ends with the last; from 1* the event stays on" two_users

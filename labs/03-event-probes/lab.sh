@@ -89,6 +89,40 @@ removal() {
 }
 check removal "removing the last probe ends soft mode; the event keeps the state the probe set" removal
 
+# Several event probes on one function, and one line removed. A
+# function takes one probe per probe ops: one plain enable_event, one
+# counted enable_event, one plain and one counted disable_event. A second
+# plain enable_event on ksys_sync is refused, whatever event it names. As
+# in 6.1, "!ksys_sync:enable_event:sched:sched_wakeup" removes the plain
+# enable_event probe of ksys_sync, which names sched_switch: the event of
+# the line is looked up, but the removal goes by function and probe ops
+# only. The counted and the disable_event probes stay, and so does the
+# probe on another function; an event leaves soft mode with the last
+# probe that held it, and a removed probe no longer fires.
+sched_state() {
+	echo "sched:$1${2:+ $2}: enable reads $(cat "events/sched/$1/enable")"
+}
+
+several() {
+	setup 'ksys_sync:enable_event:sched:sched_switch' set_ftrace_filter
+	setup 'ksys_sync:enable_event:sched:sched_waking:5' set_ftrace_filter
+	setup 'ksys_sync:disable_event:sched:sched_wakeup' set_ftrace_filter
+	setup 'vfs_fsync:enable_event:sched:sched_switch' set_ftrace_filter
+	probes
+	try_write 'ksys_sync:enable_event:sched:sched_wakeup' set_ftrace_filter
+	try_write '!ksys_sync:enable_event:sched:sched_wakeup' set_ftrace_filter
+	probes
+	sched_state sched_switch
+	sched_state sched_waking
+	sched_state sched_wakeup
+	sync
+	sched_state sched_switch "after sync"
+	sched_state sched_waking "after sync"
+	sched_state sched_wakeup "after sync"
+	probes
+}
+check several "one plain enable_event probe per function; !f:enable_event removes it whatever event it names" several
+
 errors() {
 	setup 'ksys_sync:enable_event:sched:sched_switch:0x2' set_ftrace_filter
 	probes

@@ -31,6 +31,29 @@ first_frame() {
 }
 check first-frame "sync gives one entry: ksys_sync, then its callers, no ftrace frames" first_frame
 
+# The trace file around the entries of a plain and a counted probe on
+# ksys_sync, one each for a sync: the header counts both
+# (entries-in-buffer/entries-written), and each entry's own line fills
+# the columns the header names, with the task that called the probed
+# function and its context: interrupts on, not in an interrupt. Two
+# columns are shown as "?": need-resched, which depends on where the tick
+# fell, and preempt-depth, which depends on the configuration:
+# tracing_gen_ctx_dec() takes off the level that ftrace's dispatcher adds
+# only with CONFIG_PREEMPTION, so the debug kernel (CONFIG_PREEMPT_COUNT
+# without it) would show 1 where the lab's kernel, which counts no
+# preemption, shows ".". #P, the number of CPUs, is shown as CPUS, and
+# the entries' lines with single blanks: the width of the task column
+# depends on the pid. With no event and no tracer on, nothing saves the
+# names of tasks (saved_cmdlines): the task is "<...>".
+header() {
+	setup 'ksys_sync:stacktrace' set_ftrace_filter
+	setup 'ksys_sync:stacktrace:5' set_ftrace_filter
+	sync
+	sed -n '1,/^# *| |/p' trace | sed 's/#P:[0-9]*/#P:CPUS/'
+	grep '<stack trace>$' trace | tr -s ' ' | sed 's/^ //; s/\(\] \)\(.\).\(.\)./\1\2?\3?/'
+}
+check header "a plain and a counted probe: the header counts both entries; their lines fill its columns" header
+
 # Many forks, but ":2" records two stack traces. While tracing is off no
 # entry can be written, and the count is left alone.
 count() {

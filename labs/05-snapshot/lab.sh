@@ -73,6 +73,26 @@ removal() {
 }
 check removal "listed as :unlimited and :count=N; removed with !f:snapshot and !f:snapshot:0" removal
 
+# A probe of an instance swaps that instance's buffers
+# (tracing_snapshot_instance() of the probe's trace_array): the top
+# level's buffer is not swapped, and its snapshot buffer is never
+# allocated.
+instance() {
+	free_snapshot
+	mkdir instances/lab05
+	setup 'ksys_sync:snapshot' instances/lab05/set_ftrace_filter
+	echo "lab05: before sync" > instances/lab05/trace_marker
+	mark "top level: before sync"
+	sync
+	echo "lab05: after sync" > instances/lab05/trace_marker
+	mark "top level: after sync"
+	messages instances/lab05/snapshot
+	messages instances/lab05/trace
+	echo "top level: $(snapshot_state)"
+	messages trace
+}
+check instance "a probe in instances/lab05 swaps lab05's buffers, not the top level's" instance
+
 # Errors, and what is allocated when a command fails: a bad count or the
 # notrace file fail before the buffer is allocated, a function that does
 # not exist only after. Under a latency tracer the snapshot buffer is the

@@ -247,6 +247,26 @@ instance() {
 }
 check instance "triggers in instances/lab06 act on lab06 only" instance
 
+# A snapshot trigger of an instance allocates and swaps that instance's
+# buffers (snapshot_trigger() calls tracing_snapshot_instance() of the
+# trigger file's trace_array); the top level's are left alone.
+instance_snapshot() {
+	echo 0 > snapshot
+	mkdir instances/lab06
+	setup 'snapshot:1' instances/lab06/$CHDIR/trigger
+	echo "lab06: $(snapshot_state instances/lab06)"
+	echo "lab06: before cd" > instances/lab06/trace_marker
+	mark "top level: before cd"
+	cd .
+	echo "lab06: after cd" > instances/lab06/trace_marker
+	mark "top level: after cd"
+	messages instances/lab06/snapshot
+	messages instances/lab06/trace
+	echo "top level: $(snapshot_state)"
+	messages trace
+}
+check instance-snapshot "snapshot:1 in instances/lab06 swaps lab06's buffers, not the top level's" instance_snapshot
+
 # chdir_records: how many sys_enter_chdir records the buffer holds.
 chdir_records() {
 	grep -c ' sys_chdir(' trace

@@ -121,6 +121,34 @@ uptime_clock() {
 }
 check uptime "uptime stamps events with a count of hundredths of a second since boot" uptime_clock
 
+# The uptime clock counts from boot, as /proc/uptime does: a marker line
+# written right after the shell read /proc/uptime is stamped with the
+# same number of hundredths of a second, give or take a tick. The stamp
+# may be behind as far as the guest missed ticks (see moved_as_uptime),
+# never ahead. Printed: yes or no, and why not, never the numbers.
+uptime_since_boot() {
+	setup uptime trace_clock
+	read -r _up _idle < /proc/uptime
+	mark now
+	_ts=$(stamp now)
+	case $(stamp_kind "$_ts") in
+	a\ whole*)	;;
+	*)		echo "the marker's stamp is $(stamp_kind "$_ts" | sed 's/:.*//'), not a count"
+			return ;;
+	esac
+	_cs=$(hundredths "$_up")
+	_behind=$(( _cs / 3 ))
+	[ "$_behind" -ge 3 ] || _behind=3
+	if [ $(( _ts - _cs )) -gt 3 ]; then
+		echo "stamp as /proc/uptime's hundredths: no, ahead of it"
+	elif [ $(( _cs - _ts )) -gt "$_behind" ]; then
+		echo "stamp as /proc/uptime's hundredths: no, behind it by more than a third"
+	else
+		echo "stamp as /proc/uptime's hundredths: yes"
+	fi
+}
+check uptime-since-boot "uptime stamps a marker with /proc/uptime's hundredths of a second since boot" uptime_since_boot
+
 perf_clock() {
 	clock_run perf
 }
@@ -173,6 +201,53 @@ function_trace() {
 	echo nop > current_tracer
 }
 check function-trace "options/function-trace decides whether irqsoff traces the functions inside a section" function_trace
+
+# graph_trace: as latency_trace, for the irqsoff tracer in graph mode
+# (options/display-graph), which records the functions of a section with
+# the function graph tracer's callbacks and prints the trace as a call
+# graph: the tracer's own three entries are leaf calls ("func();"), and
+# a traced function is a leaf call or a call with a body ("func() {").
+graph_trace() {
+	echo 0 > tracing_max_latency
+	hit_functions
+	cat trace > /tmp/latency
+	if grep -q '^#.*FUNCTION CALLS' /tmp/latency; then
+		echo "  shown as a call graph: yes"
+	else
+		echo "  shown as a call graph: no"
+	fi
+	_n=$(grep -v '^#' /tmp/latency | grep -c '();$\|() {$')
+	if [ "$_n" -eq 3 ]; then
+		echo "  graph entries: the section's start and end only"
+	elif [ "$_n" -gt 3 ]; then
+		echo "  graph entries: start, end, and the functions called in between"
+	else
+		echo "  graph entries: $_n"
+	fi
+}
+
+# With display-graph, the latency tracers use the function graph tracer
+# instead of the function tracer, and function-trace switches that one:
+# register_irqsoff_function() and unregister_irqsoff_function() take the
+# graph mode (is_graph()) of the tracer. The writes to function-trace are
+# setup writes (the function-trace check shows them): what tells is
+# whether the graph entries follow the option.
+function_trace_graph() {
+	echo counter > trace_clock
+	echo irqsoff > current_tracer
+	try_truncate 1 options/display-graph
+	echo "irqsoff in graph mode, function-trace set:"
+	graph_trace
+	setup 0 options/function-trace
+	echo "irqsoff in graph mode, function-trace cleared:"
+	graph_trace
+	setup 1 options/function-trace
+	echo "irqsoff in graph mode, function-trace set again:"
+	graph_trace
+	echo 0 > options/display-graph
+	echo nop > current_tracer
+}
+check function-trace-graph "with display-graph, options/function-trace switches irqsoff's function graph entries" function_trace_graph
 
 # stack_tracer_run FUNCTION: the stack tracer on one function only, from a
 # maximum of 0, for one call of it (sync calls ksys_sync once).
