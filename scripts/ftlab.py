@@ -36,6 +36,13 @@ targets:
   grade N    save, build and boot your checkpoint N, score it
              (RESULTS=DIR: JSON and JUnit there)
   solution N the reference's diff against your exercise N
+  mutants N  the grader's own test: each wrong body of exercises/NN-*/mutants
+             in its hole of checkpoint N, built, booted with lab N and
+             CAUGHT or MISSED by its checks (ID=N.K-slug: that one alone;
+             LIST=1: list them and check that each applies, build nothing;
+             DEBUG=1: those whose catcher is a kernel report run on the
+             debug kernel too when the plain one misses them;
+             RESULTS=DIR: mutants.json and mutants.csv there)
   robust [N] the robustness tests (hostile input, permissions, two CPUs,
              module lifetime) on checkpoint N (default: the last) and
              upstream; with DEBUG=1 on their debug variants; with FAULTS=1
@@ -66,6 +73,7 @@ options (make variables in brackets):
   --student           lab, gdb, shell, kernel: your exercise branch
                       student/cpN instead of the checkpoint (STUDENT=1)
   --todo K            with exercise: holes before K come filled in (TODO=K)
+  --id ID             with mutants: that mutant alone (ID=3.3-leak-probe)
   --force             with distclean: remove work not saved (FORCE=1)
   --faults            with robust: every registering write failed at each of
                       its allocations in turn, on the debug kernels (FAULTS=1)
@@ -98,7 +106,7 @@ from labkit.errors import HarnessError  # noqa: E402
 
 NUMBERED = ("lab", "gdb", "shell", "kernel")
 EXERCISE = ("exercise", "save", "grade", "solution")
-COMMANDS = NUMBERED + EXERCISE + ("list", "docs", "check", "bench", "clean", "deps", "rebase",
+COMMANDS = NUMBERED + EXERCISE + ("mutants", "list", "docs", "check", "bench", "clean", "deps", "rebase",
                                   "robust", "kernelshark", "report")
 
 
@@ -136,7 +144,8 @@ SWITCHES = {"debug": "DEBUG", "verbose": "V", "list": "LIST", "full": "FULL",
 # Which targets each make variable goes with (the others take any target).
 GOES_WITH = {"kernel": ("KERNEL", NUMBERED + ("robust", "kernelshark", "report")),
              "gdb_port": ("GDB_PORT", ("gdb",)),
-             "list": ("LIST", ("lab",)),
+             "list": ("LIST", ("lab", "mutants")),
+             "id": ("ID", ("mutants",)),
              "check": ("CHECK", ("lab", "kernelshark", "report")),
              "base": ("BASE", ("rebase",)),
              "full": ("FULL", ("bench", "check")),
@@ -148,7 +157,7 @@ GOES_WITH = {"kernel": ("KERNEL", NUMBERED + ("robust", "kernelshark", "report")
              "answers": ("ANSWERS", ("docs",)),
              "force": ("FORCE", ("clean",)),
              "bench_kernels": ("BENCH_KERNELS", ("bench",)),
-             "debug": ("DEBUG", NUMBERED + ("robust", "check")),
+             "debug": ("DEBUG", NUMBERED + ("robust", "check", "mutants")),
              "seed": ("SEED", ("robust", "check"))}
 
 
@@ -236,6 +245,7 @@ def parse_args(argv):
         p.add_argument(f"--{dest}", nargs="?", const="1", default="0")
     p.add_argument("--answers", choices=["0", "1"])
     p.add_argument("--todo", type=int)
+    p.add_argument("--id")
     args = p.parse_intermixed_args(argv)
     for dest, variable in SWITCHES.items():
         setattr(args, dest, switch(getattr(args, dest), variable))
@@ -246,7 +256,7 @@ def parse_args(argv):
     elif args.command == "robust":
         cps = series.checkpoints()
         args.number = cps[-1].number if cps else None
-    elif args.command in NUMBERED + EXERCISE + ("kernelshark", "report"):
+    elif args.command in NUMBERED + EXERCISE + ("kernelshark", "report", "mutants"):
         args.number = parse_checkpoint(args.command, args.number)
     elif args.command == "docs" and args.number is not None:
         args.number = parse_checkpoint(args.command, args.number)
@@ -280,9 +290,10 @@ def check_student_options(args):
         raise UsageError("TODO=k goes with 'make exercise N'")
     if args.todo is not None and args.todo < 1:
         raise UsageError("TODO=k counts holes from 1")
-    if args.results and args.command not in ("check", "lab", "grade"):
-        raise UsageError("RESULTS=DIR goes with 'make check', 'make lab N' and 'make grade N'")
-    if args.command in EXERCISE:
+    if args.results and args.command not in ("check", "lab", "grade", "mutants"):
+        raise UsageError("RESULTS=DIR goes with 'make check', 'make lab N', 'make grade N' "
+                         "and 'make mutants N'")
+    if args.command in EXERCISE + ("mutants",):
         from labkit import holes
         holes.load(series.lookup(args.number))      # HolesError: no exercise there
 
@@ -402,6 +413,15 @@ def cmd_exercise(args, session):
     return result.close() if isinstance(result, ui.Tally) else result
 
 
+def cmd_mutants(args, session):
+    """make mutants N [ID=...] [LIST=1] [DEBUG=1] [RESULTS=DIR] (mutants.py)."""
+    from labkit import mutants
+    if args.list:
+        session.prepare()
+        return mutants.list_mutants(session, args.number, args.id)
+    return mutants.run(session, args.number, args.id, args.results, debug=args.debug)
+
+
 def cmd_numbered(args, session):
     session.prepare()
     kid = target_id(args, session.tree)
@@ -462,6 +482,8 @@ def dispatch(argv):
         return bench.run(session, chosen, full=args.full)
     if args.command in EXERCISE:
         return cmd_exercise(args, session)
+    if args.command == "mutants":
+        return cmd_mutants(args, session)
     if args.command == "report":
         from labkit import report
         deps.require(report.PACKAGES + traces.PACKAGES)
