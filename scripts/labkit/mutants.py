@@ -43,7 +43,7 @@ import os
 import re
 import shutil
 
-from . import exercise, grade, holes, protocol, series, tree, ui
+from . import exercise, grade, holes, kbuild, series, tree, ui
 from .errors import HarnessError
 from .kernels import KernelId
 
@@ -61,7 +61,7 @@ REQUIRED = ("hole", "family", "catch", "what")
 # make check's light sample: one mutant whose catcher is a plain lab
 # check, of the last checkpoint (built right after upstream in make
 # check), in a small file (trace_clock.c: one object recompiles).
-LIGHT_SAMPLE = (7, "7.1-zero-clock")
+LIGHT_SAMPLE = (7, "7.1-raw-jiffies")
 
 
 class MutantError(HarnessError):
@@ -359,24 +359,66 @@ def run_one(session, cp, m, files, debug=True):
                              f"mutant {m.id}: {m.what}")
     variants = ["plain"] + (["debug"] if debug and m.wants_debug else [])
     outcome = None
-    for variant in variants:
-        if outcome is not None and outcome.caught:
-            break
-        kid = KernelId.of(cp.number, variant).built_from(ref, "mutant")
-        if variant != "plain":
-            session.kernel(KernelId.of(cp.number, variant))     # the seed, when missing
+    try:
+        for variant in variants:
+            if outcome is not None and outcome.caught:
+                break
+            outcome = build_and_boot(session, cp, m, ref, variant)
+            if outcome.defect:
+                break
+    finally:
+        with tree.lock(session.build_dir):
+            session.tree.git("branch", "-D", ref, check=False)
+    return outcome
+
+
+def build_and_boot(session, cp, m, ref, variant):
+    """Mutant m's kernel of a variant, built from ref, booted and graded;
+    its object folder removed afterwards. A build that fails is a defect
+    of the data (the body does not compile)."""
+    kid = KernelId.of(cp.number, variant).built_from(ref, "mutant")
+    if variant != "plain":
+        session.kernel(KernelId.of(cp.number, variant))     # the seed, when missing
+    k = seed(session, kid)
+    try:
         try:
             k = session.kernel(kid)
         except HarnessError as e:
-            return Outcome(m, False, on=variant,
-                           defect="it does not build: " + str(e).splitlines()[0])
-        try:
-            outcome = boot_and_decide(session, cp, m, k)
-        finally:
-            shutil.rmtree(k.obj, ignore_errors=True)
-    with tree.lock(session.build_dir):
-        session.tree.git("branch", "-D", ref, check=False)
-    return outcome
+            return Outcome(m, False, on=variant, defect="it does not build: "
+                           + " ".join(l.strip() for l in str(e).splitlines()[:3]))
+        return boot_and_decide(session, cp, m, k)
+    finally:
+        shutil.rmtree(k.obj, ignore_errors=True)
+
+
+def fresh_seed(session, number, several=True):
+    """Checkpoint N's kernel, built: every mutant's object folder starts
+    from its folder. A checkout since it was built (another checkpoint
+    and back) leaves files newer than its objects, which each mutant
+    would compile again: with several mutants to come, make runs once in
+    its folder (its stamp removed) and brings them up to date there."""
+    kid = KernelId.of(number)
+    k = session.kernel(kid)
+    if several and os.path.exists(k.stamp):
+        os.unlink(k.stamp)
+        k = session.kernel(kid)
+    return k
+
+
+def seed(session, kid):
+    """Start mutant kid's object folder from its checkpoint's (a folder
+    left by a run cut short goes first). The mutant differs from the
+    checkpoint in one function of kernel/trace, never in a Kconfig file:
+    the checkpoint's configuration is the mutant's, and its stamp comes
+    along, so that the build does not configure again."""
+    k = kbuild.Kernel(session.build_dir, kid)
+    shutil.rmtree(k.obj, ignore_errors=True)
+    origin = kbuild.Kernel(session.build_dir, KernelId.of(kid.checkpoint, kid.variant))
+    k.seed(origin.obj)
+    stamp = os.path.join(origin.obj, ".ftlab-config")
+    if os.path.isdir(k.obj) and os.path.exists(stamp):
+        shutil.copy2(stamp, os.path.join(k.obj, ".ftlab-config"))
+    return k
 
 
 def chosen_mutants(cp, ident=None):
@@ -419,7 +461,7 @@ def run_exercise(session, number, tally, ident=None, debug=True):
     if bad:
         raise MutantError("the mutants' data has defects:\n" + "\n".join(bad))
     texts, defects = prepared(session, cp, chosen)
-    session.kernel(KernelId.of(number))     # every mutant's object folder starts from it
+    fresh_seed(session, number, several=len(chosen) > 1)
     outcomes = []
     for m in chosen:
         ui.step(f"mutant {m.id} ({m.family}): {m.what}")
@@ -534,6 +576,20 @@ def check_data(session, tally, numbers):
         ui.block(bad)
 
 
+def check_part(session, tally, numbers, full=False, lanes=None):
+    """make check's part: the data of every exercise's mutants
+    (check_data), then with full (FULL=1) every mutant run (check_all,
+    the debug kernel included where the data asks), else the light
+    sample alone (check_sample). lanes: make check's guest lanes, one of
+    which the builds and boots take."""
+    import contextlib
+    check_data(session, tally, numbers)
+    with lanes.busy() if lanes is not None else contextlib.nullcontext():
+        if full:
+            return check_all(session, tally, numbers)
+        return [check_sample(session, tally)]
+
+
 def check_sample(session, tally, sample=LIGHT_SAMPLE):
     """make check's light sample: one mutant, plain kernel only, whose
     catcher is a plain lab check; its verdict."""
@@ -554,13 +610,14 @@ def check_sample(session, tally, sample=LIGHT_SAMPLE):
 
 
 def check_all(session, tally, numbers):
-    """make check FULL=1: every mutant of every exercise."""
+    """make check FULL=1: every mutant of every exercise, on the debug
+    kernel too where the data asks and the plain one misses."""
     outcomes = []
     for number in numbers:
         if not has_mutants(series.lookup(number)):
             continue
         try:
-            outcomes += run_exercise(session, number, tally)
+            outcomes += run_exercise(session, number, tally, debug=True)
         except HarnessError as e:
             tally.record(False, f"mutants {number:02d}", str(e).splitlines()[0])
             ui.block(str(e).splitlines()[1:])
