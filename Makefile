@@ -28,7 +28,7 @@ FTLAB_OPTS := $(if $(KERNEL),--kernel $(KERNEL)) $(if $(BUILD),--build-dir $(BUI
 	$(if $(STUDENT),--student=$(STUDENT)) $(if $(TODO),--todo $(TODO)) \
 	$(if $(FORCE),--force=$(FORCE)) $(if $(FRESH),--fresh=$(FRESH)) \
 	$(if $(FAULTS),--faults=$(FAULTS)) $(if $(KCSAN),--kcsan=$(KCSAN)) $(if $(TRACE),--trace=$(TRACE)) \
-	$(if $(SCREENSHOT),--screenshot=$(SCREENSHOT)) $(if $(ID),--id $(ID))
+	$(if $(SCREENSHOT),--screenshot=$(SCREENSHOT)) $(if $(ID),--id "$(ID)")
 
 NUMBERED := lab gdb shell kernel robust exercise save grade solution kernelshark report mutants
 TARGETS  := $(NUMBERED) list docs check bench clean distclean deps rebase help

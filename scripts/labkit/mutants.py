@@ -422,16 +422,18 @@ def seed(session, kid):
 
 
 def chosen_mutants(cp, ident=None):
-    """Exercise cp's mutants, or the one named ident; MutantError when
-    there is no such one."""
+    """Exercise cp's mutants, or those ident names (ids separated by
+    spaces or commas), in the file's order; MutantError for an id that
+    is none of them."""
     found = load(cp)
     if ident is None:
         return found
-    one = [m for m in found if m.id == ident]
-    if not one:
-        raise MutantError(f"exercise {cp.number} has no mutant '{ident}' (its mutants: "
+    wanted = ident.replace(",", " ").split()
+    unknown = [i for i in wanted if i not in {m.id for m in found}]
+    if unknown:
+        raise MutantError(f"exercise {cp.number} has no mutant '{unknown[0]}' (its mutants: "
                           + " ".join(m.id for m in found) + ")")
-    return one
+    return [m for m in found if m.id in wanted]
 
 
 def record(tally, outcome):

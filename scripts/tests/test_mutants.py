@@ -91,6 +91,15 @@ class DataTest(unittest.TestCase):
                     self.assertGreaterEqual(sum(1 for m in found if m.hole == hole.number), 3,
                                             f"hole {cp.number}.{hole.number}")
 
+    def test_id_chooses_one_or_several_and_refuses_an_unknown_one(self):
+        cp = series.lookup(3)
+        self.assertEqual([m.id for m in mutants.chosen_mutants(cp, "3.4-leak")], ["3.4-leak"])
+        self.assertEqual([m.id for m in mutants.chosen_mutants(cp, "3.4-leak,3.1-count-ignored")],
+                         ["3.1-count-ignored", "3.4-leak"])
+        with self.assertRaises(mutants.MutantError) as e:
+            mutants.chosen_mutants(cp, "3.4-leak 3.9-nothing")
+        self.assertIn("no mutant '3.9-nothing'", str(e.exception))
+
     def test_the_families_asked_for_are_all_there(self):
         found = [m for cp in series.checkpoints() if mutants.has_mutants(cp)
                  for m in mutants.load(cp)]
@@ -243,6 +252,19 @@ class LightSampleTest(unittest.TestCase):
         self.assertTrue(outcome.caught)
         self.assertEqual(tally.verdicts[0].name,
                          f"mutant {mutants.LIGHT_SAMPLE[1]} is caught by uptime")
+
+
+class SeedTest(unittest.TestCase):
+    def test_a_mutant_starts_from_its_own_checkpoints_objects(self):
+        kid = KernelId.of(3).built_from("mutant/cp3-x", "mutant")
+        self.assertEqual(kid.name, "mutant-cp3")
+        self.assertEqual(kid.seed_names()[:2], ["cp3", "cp2"])
+        debug = KernelId.of(3, "debug").built_from("mutant/cp3-x", "mutant")
+        self.assertEqual(debug.name, "mutant-cp3-debug")
+        self.assertEqual(debug.seed_names()[0], "cp3-debug")
+        # a skeleton still starts from the checkpoint before (the learner's)
+        skeleton = KernelId.of(3).built_from("skeleton/cp3", "skeleton")
+        self.assertEqual(skeleton.seed_names()[0], "cp2")
 
 
 class ResultsTest(unittest.TestCase):
