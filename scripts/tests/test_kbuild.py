@@ -344,3 +344,14 @@ class Heartbeat(unittest.TestCase):
         self.assertEqual(self.k.cold_objects(), 1234)
         self.assertEqual(kbuild.Kernel(self.build, K.of(1, "debug")).cold_objects(),
                          kernels.VARIANTS["debug"].cold_objects)
+
+
+class MakeEnvironment(unittest.TestCase):
+    def test_the_front_doors_variables_stay_out_of_the_kernels_make(self):
+        outer = {"PATH": "/bin", "HOME": "/root", "DEBUG": "1", "ID": "3.4-leak",
+                 "MAKEFLAGS": "w -- DEBUG=1 ID=3.4-leak", "MAKELEVEL": "1", "MFLAGS": "-w",
+                 "CCACHE_DIR": "/c"}
+        env = kbuild.make_env(outer)
+        self.assertEqual(env, {"PATH": "/bin", "HOME": "/root", "CCACHE_DIR": "/c"})
+        # a DEBUG of the user's own environment, not of make's command line, stays
+        self.assertEqual(kbuild.make_env({"DEBUG": "1"}), {"DEBUG": "1"})
