@@ -3,6 +3,7 @@
 #   make lab 1        build checkpoint 1, boot it in QEMU, run its lab, grade it
 #   make gdb 1        boot checkpoint 1 paused and attach gdb with our helpers
 #   make exercise 3   checkpoint 3 as an exercise; make grade 3 scores your work
+#   make mutants 3    wrong bodies in exercise 3's holes: does make grade catch them?
 #   make check        everything (the test command CI runs)
 #   make bench        what each mechanism costs, as ratios (build/bench/)
 #   make help         all targets
@@ -27,9 +28,10 @@ FTLAB_OPTS := $(if $(KERNEL),--kernel $(KERNEL)) $(if $(BUILD),--build-dir $(BUI
 	$(if $(STUDENT),--student=$(STUDENT)) $(if $(TODO),--todo $(TODO)) $(if $(LEVEL),--level $(LEVEL)) \
 	$(if $(FORCE),--force=$(FORCE)) $(if $(FRESH),--fresh=$(FRESH)) \
 	$(if $(FAULTS),--faults=$(FAULTS)) $(if $(KCSAN),--kcsan=$(KCSAN)) $(if $(TRACE),--trace=$(TRACE)) \
-	$(if $(SCREENSHOT),--screenshot=$(SCREENSHOT)) $(if $(QUICK),--quick=$(QUICK))
+	$(if $(SCREENSHOT),--screenshot=$(SCREENSHOT)) $(if $(QUICK),--quick=$(QUICK)) \
+	$(if $(ID),--id "$(ID)")
 
-NUMBERED := lab gdb shell kernel robust exercise save grade solution hint kernelshark report
+NUMBERED := lab gdb shell kernel robust exercise save grade solution hint kernelshark report mutants
 TARGETS  := $(NUMBERED) list docs check bench clean distclean deps rebase help
 
 # The words besides the target ("make lab 3": 3), passed on as they are,
@@ -50,7 +52,7 @@ distclean:
 	@$(FTLAB) clean --all $(WORDS) $(FTLAB_OPTS)
 
 help:
-	@sed -n '2,11p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '2,12p' Makefile | sed 's/^# \{0,1\}//'
 	@$(FTLAB) --help | sed -n '/^targets:/,/^positional/p' | sed '$$d'
 
 # Swallow the number in "make lab 3" so make does not look for a target "3".

@@ -42,6 +42,13 @@ targets:
              has passed (FORCE=1: no question)
   hint N.K   the next hint for hole K of exercise N not shown yet: a level
              at a time, each telling more (LEVEL=L: level L; 0 is the goal)
+  mutants N  the grader's own test: each wrong body of exercises/NN-*/mutants
+             in its hole of checkpoint N, built, booted with lab N and
+             CAUGHT or MISSED by its checks (ID=N.K-slug: that one alone;
+             LIST=1: list them and check that each applies, build nothing;
+             DEBUG=1: those whose catcher is a kernel report run on the
+             debug kernel too when the plain one misses them;
+             RESULTS=DIR: mutants.json and mutants.csv there)
   robust [N] the robustness tests (hostile input, permissions, two CPUs,
              module lifetime) on checkpoint N (default: the last) and
              upstream; with DEBUG=1 on their debug variants; with FAULTS=1
@@ -78,6 +85,7 @@ options (make variables in brackets):
   --force             with distclean: remove work not saved; with solution: no
                       question (FORCE=1)
   --level L           with hint: that level of help (LEVEL=L)
+  --id ID             with mutants: that mutant alone (ID=3.3-leak-probe)
   --faults            with robust: every registering write failed at each of
                       its allocations in turn, on the debug kernels (FAULTS=1)
   --kcsan             with robust: the concurrency test and the labs on KCSAN
@@ -109,8 +117,8 @@ from labkit.errors import HarnessError  # noqa: E402
 
 NUMBERED = ("lab", "gdb", "shell", "kernel")
 EXERCISE = ("exercise", "save", "grade", "solution")
-COMMANDS = NUMBERED + EXERCISE + ("hint", "list", "docs", "check", "bench", "clean", "deps",
-                                  "rebase", "robust", "kernelshark", "report")
+COMMANDS = NUMBERED + EXERCISE + ("hint", "mutants", "list", "docs", "check", "bench", "clean",
+                                  "deps", "rebase", "robust", "kernelshark", "report")
 
 
 class UsageError(HarnessError):
@@ -147,7 +155,8 @@ SWITCHES = {"debug": "DEBUG", "verbose": "V", "list": "LIST", "full": "FULL",
 # Which targets each make variable goes with (the others take any target).
 GOES_WITH = {"kernel": ("KERNEL", NUMBERED + ("robust", "kernelshark", "report")),
              "gdb_port": ("GDB_PORT", ("gdb",)),
-             "list": ("LIST", ("lab",)),
+             "list": ("LIST", ("lab", "mutants")),
+             "id": ("ID", ("mutants",)),
              "check": ("CHECK", ("lab", "kernelshark", "report")),
              "base": ("BASE", ("rebase",)),
              "full": ("FULL", ("bench", "check")),
@@ -161,7 +170,7 @@ GOES_WITH = {"kernel": ("KERNEL", NUMBERED + ("robust", "kernelshark", "report")
              "force": ("FORCE", ("clean", "solution")),
              "level": ("LEVEL", ("hint",)),
              "bench_kernels": ("BENCH_KERNELS", ("bench",)),
-             "debug": ("DEBUG", NUMBERED + ("robust", "check")),
+             "debug": ("DEBUG", NUMBERED + ("robust", "check", "mutants")),
              "seed": ("SEED", ("robust", "check"))}
 
 
@@ -250,6 +259,7 @@ def parse_args(argv):
     p.add_argument("--answers", choices=["0", "1"])
     p.add_argument("--todo", type=int)
     p.add_argument("--level", type=int)
+    p.add_argument("--id")
     args = p.parse_intermixed_args(argv)
     for dest, variable in SWITCHES.items():
         setattr(args, dest, switch(getattr(args, dest), variable))
@@ -260,7 +270,7 @@ def parse_args(argv):
     elif args.command == "robust":
         cps = series.checkpoints()
         args.number = cps[-1].number if cps else None
-    elif args.command in NUMBERED + EXERCISE + ("kernelshark", "report"):
+    elif args.command in NUMBERED + EXERCISE + ("kernelshark", "report", "mutants"):
         args.number = parse_checkpoint(args.command, args.number)
     elif args.command == "docs" and args.number is not None:
         args.number = parse_checkpoint(args.command, args.number)
@@ -299,9 +309,10 @@ def check_student_options(args):
         raise UsageError("TODO=k goes with 'make exercise N'")
     if args.todo is not None and args.todo < 1:
         raise UsageError("TODO=k counts holes from 1")
-    if args.results and args.command not in ("check", "lab", "grade"):
-        raise UsageError("RESULTS=DIR goes with 'make check', 'make lab N' and 'make grade N'")
-    if args.command in EXERCISE:
+    if args.results and args.command not in ("check", "lab", "grade", "mutants"):
+        raise UsageError("RESULTS=DIR goes with 'make check', 'make lab N', 'make grade N' "
+                         "and 'make mutants N'")
+    if args.command in EXERCISE + ("mutants",):
         from labkit import holes
         holes.load(series.lookup(args.number))      # HolesError: no exercise there
 
@@ -428,6 +439,15 @@ def cmd_exercise(args, session):
     return rc
 
 
+def cmd_mutants(args, session):
+    """make mutants N [ID=...] [LIST=1] [DEBUG=1] [RESULTS=DIR] (mutants.py)."""
+    from labkit import mutants
+    if args.list:
+        session.prepare()
+        return mutants.list_mutants(session, args.number, args.id)
+    return mutants.run(session, args.number, args.id, args.results, debug=args.debug)
+
+
 def cmd_numbered(args, session):
     session.prepare()
     kid = target_id(args, session.tree)
@@ -492,6 +512,8 @@ def dispatch(argv):
         return bench.run(session, chosen, full=args.full)
     if args.command in EXERCISE:
         return cmd_exercise(args, session)
+    if args.command == "mutants":
+        return cmd_mutants(args, session)
     if args.command == "report":
         from labkit import report
         deps.require(report.PACKAGES + traces.PACKAGES)

@@ -23,7 +23,11 @@
      built, upstream's first.
   5. the harness against real guests: a panicking guest fails fast, a hung
      guest times out, a broken expectation fails with a diff
-  6. the debug kernels and the robustness tests (debug.py)
+  6. the grader's own test (mutants.py): every exercise's mutants name a
+     hole and a check that exist and apply to their hole; one mutant
+     (mutants.LIGHT_SAMPLE) built and booted with its lab, which must
+     catch it; FULL=1: every mutant
+  7. the debug kernels and the robustness tests (debug.py)
 """
 
 import collections
@@ -37,8 +41,8 @@ import time
 import unittest
 
 from . import (checkpatch, conformance, docexamples, docs, errnos, exercise, gdbrun, grade, holes,
-               labrun, namecheck, protocol, qemu, rebase, robust, series, source, timing,
-               tracecheck, ui)
+               labrun, mutants, namecheck, protocol, qemu, rebase, robust, series, source,
+               timing, tracecheck, ui)
 from .errors import HarnessError
 from .kernels import KernelId
 
@@ -478,6 +482,12 @@ def run(session):
         if 3 in exercises:
             parts.time("exercises: make grade 3 on the reference", exercise.grade_reference,
                        session, tally, 3)
+    # the grader's own test: the mutants' data, and one mutant built on
+    # the last checkpoint's objects and booted (FULL=1: every mutant)
+    parts.time("exercises: mutants" + (" (all)" if getattr(session, "full", False)
+                                       else " (data, and one run)"),
+               mutants.check_part, session, tally, exercises,
+               getattr(session, "full", False), lanes)
     parts.time("debug kernels and robustness (the rest)", debug_part.finish, tally)
     parts.report(timer, session.logs, started)
     if qemu.Reuse.count:

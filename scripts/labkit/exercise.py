@@ -135,6 +135,14 @@ def make_isolated(tree, number, k):
                          f"exercise {number}: checkpoint {number}, hole {k} alone to write")
 
 
+def make_mutant(tree, number, files, ref, message):
+    """The commit of checkpoint N with 'files' ({path: text}: a wrong body
+    in a hole, mutants.py) as branch 'ref', made as make_isolated makes
+    its branch."""
+    tree.prepare_branch(number)
+    return _commit_files(tree, number, files, ref, message)
+
+
 def _commit_files(tree, number, files, ref, message):
     """Commit checkpoint N's tree with 'files' ({path: text}) replaced, as
     branch 'ref' (on top of checkpoint N-1, as the learner's work is),

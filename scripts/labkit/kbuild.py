@@ -106,6 +106,21 @@ def relocate_tool_records(tree, old, new):
             os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
 
 
+def make_env(environ=None):
+    """The environment of the kernel's make: ours, without what the front
+    door's make passes down. make puts the variables of its command line
+    in MAKEFLAGS (after " -- ") and in the environment; the kernel's
+    tools read some of them: DEBUG=1 (make lab N DEBUG=1, make mutants N
+    DEBUG=1) builds libsubcmd with -O0, a new objtool, and every object
+    depends on objtool. A plain kernel's folder then rebuilt whole each
+    time a run with DEBUG=1 and one without took turns."""
+    environ = os.environ if environ is None else environ
+    _flags, _sep, overrides = environ.get("MAKEFLAGS", "").partition(" -- ")
+    drop = {"MAKEFLAGS", "MFLAGS", "MAKEOVERRIDES", "MAKELEVEL"}
+    drop |= {word.split("=", 1)[0] for word in overrides.split() if "=" in word}
+    return {k: v for k, v in environ.items() if k not in drop}
+
+
 class Kernel:
     """The build of one kernel (a kernels.KernelId): its configuration
     (lab.config and its variant's fragments), make flags and targets, its
@@ -134,7 +149,7 @@ class Kernel:
         return os.path.exists(self.bzimage) and os.path.exists(self.stamp)
 
     def _make(self, src, *targets, log=None):
-        env = dict(os.environ)
+        env = make_env()
         # ccache keeps its cache where it does by default (per user, in
         # ~/.cache/ccache), so that every clone of the labs shares it. Paths
         # are hashed relative to the build folder, and not the object

@@ -253,7 +253,9 @@ class KernelId:
         first: the previous checkpoint's of the same variant, else
         upstream's (make check builds the last checkpoint right after
         upstream); a flavour's starts from the previous checkpoint's,
-        else its own checkpoint's (they differ in the holes only). A
+        else its own checkpoint's (they differ in the holes only); a
+        mutant's from its own checkpoint's first (make mutants builds it
+        before its mutants: they differ from it in one hole). A
         variant other than plain may start from any folder of its variant
         ('existing': the names in build/obj), its own included (a folder
         that exists is never seeded again): only the files the checkout
@@ -262,7 +264,9 @@ class KernelId:
         names = []
         if not self.is_upstream:
             names = [self.previous().plain().base_name + suffix, UPSTREAM + suffix]
-            if self.flavour:
+            if self.flavour == "mutant":
+                names.insert(0, self.base_name + suffix)
+            elif self.flavour:
                 names.insert(1, self.base_name + suffix)
         if self.debug:
             names += sorted(n for n in existing if n.endswith(suffix))

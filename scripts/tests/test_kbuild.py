@@ -357,3 +357,14 @@ class SourcePath(unittest.TestCase):
         self.assertEqual(kbuild.source_path("kernel/trace/ftrace.c:4624"),
                          "kernel/trace/ftrace.c:4624")
         self.assertEqual(kbuild.source_path("??:0"), "??:0")
+
+
+class MakeEnvironment(unittest.TestCase):
+    def test_the_front_doors_variables_stay_out_of_the_kernels_make(self):
+        outer = {"PATH": "/bin", "HOME": "/root", "DEBUG": "1", "ID": "3.4-leak",
+                 "MAKEFLAGS": "w -- DEBUG=1 ID=3.4-leak", "MAKELEVEL": "1", "MFLAGS": "-w",
+                 "CCACHE_DIR": "/c"}
+        env = kbuild.make_env(outer)
+        self.assertEqual(env, {"PATH": "/bin", "HOME": "/root", "CCACHE_DIR": "/c"})
+        # a DEBUG of the user's own environment, not of make's command line, stays
+        self.assertEqual(kbuild.make_env({"DEBUG": "1"}), {"DEBUG": "1"})

@@ -27,7 +27,7 @@ LAYERS = [
     ("pages", "report"),
     ("runner", "labrun"),
     ("products", "robust docs namecheck kshark races studentgrade rebase debug exercise "
-                 "tracecheck bench check"),
+                 "tracecheck bench mutants check"),
 ]
 
 def imported(source, modules, package="labkit"):
