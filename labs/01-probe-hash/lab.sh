@@ -60,7 +60,7 @@ two_instances() {
 }
 check instances "probes of two instances patch their own functions and act on their own buffer" two_instances
 
-# Each probe command has its own ftrace_ops (patch 0003). ksys_sync gets a
+# Each probe command has its own ftrace_ops (patch 0004). ksys_sync gets a
 # traceon probe and a traceoff probe; the traceoff kind is older (made for
 # vfs_fsync first, which then leaves it), so its ops is further down
 # ftrace's list: traceon fires first, traceoff last, and tracing ends up
@@ -83,7 +83,7 @@ check kinds "each probe command has its own ops: newest kind listed and fired fi
 # working: the function stays patched and the remaining probe fires.
 # Patch 0001 never takes a function out of a filter; it rebuilds the
 # filter from the probes left (build_probe_filter() in ftrace.c), and
-# patch 0003 gives each kind a filter of its own. (In 2013 one filter
+# patch 0004 gives each kind a filter of its own. (In 2013 one filter
 # served all probes, and a removal took the function out of it while
 # another probe still needed it: see the handout.)
 remove_kind() {
