@@ -231,11 +231,20 @@ graph_trace() {
 # register_irqsoff_function() and unregister_irqsoff_function() take the
 # graph mode (is_graph()) of the tracer. The writes to function-trace are
 # setup writes (the function-trace check shows them): what tells is
-# whether the graph entries follow the option.
+# whether the graph entries follow the option. The function graph
+# tracer follows set_ftrace_filter, and each switch patches the functions
+# it names: three functions that every schedule calls with interrupts
+# off (__schedule() in kernel/sched/core.c; hit_functions sleeps), not
+# every function of the kernel, which takes seconds under emulation. For
+# the same reason display-graph is set before irqsoff starts and cleared
+# after it stopped: switching it under the running tracer restarts it.
+SCHEDULE_FUNCTIONS="update_rq_clock dequeue_task_fair pick_next_task_fair"
+
 function_trace_graph() {
 	echo counter > trace_clock
-	echo irqsoff > current_tracer
+	echo "$SCHEDULE_FUNCTIONS" > set_ftrace_filter
 	try_truncate 1 options/display-graph
+	echo irqsoff > current_tracer
 	echo "irqsoff in graph mode, function-trace set:"
 	graph_trace
 	setup 0 options/function-trace
@@ -244,8 +253,8 @@ function_trace_graph() {
 	setup 1 options/function-trace
 	echo "irqsoff in graph mode, function-trace set again:"
 	graph_trace
-	echo 0 > options/display-graph
 	echo nop > current_tracer
+	echo 0 > options/display-graph
 }
 check function-trace-graph "with display-graph, options/function-trace switches irqsoff's function graph entries" function_trace_graph
 
