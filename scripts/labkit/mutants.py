@@ -343,7 +343,8 @@ def boot_and_decide(session, cp, m, k):
     ok, report, run = exercise.boot_lab(session, k, cp, f"mutant-{m.id}{k.id.spec.suffix}")
     problem = ""
     if not ok:
-        problem = getattr(run, "status", "") or "the run broke"
+        # a qemu.Run has a status; a gdb run (gdbrun.BatchRun) its guest's
+        problem = getattr(getattr(run, "guest", run), "status", "") or "the run broke"
     elif report.errors:
         problem = "guest error: " + report.errors[0]
     return decide(m, failed_checks(report, cp, k.id), problem, k.id.variant)
