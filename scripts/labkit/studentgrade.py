@@ -398,9 +398,10 @@ def score(tests):
 
 # --- reporting -----------------------------------------------------------------
 
-def table(tests, number, title=""):
+def table(tests, number, title="", total="Score"):
     """The score table: one line per test with its points (regressions:
-    OK or FAIL), the evidence of each failure under it, the total."""
+    OK or FAIL), the evidence of each failure under it, the total (named
+    'total')."""
     lines = [f"make grade {number}: checkpoint {number}" + (f", {title}" if title else "")]
     width = max((len(t.title) for t in tests), default=0)
     for group in dict.fromkeys(t.group for t in tests):
@@ -411,7 +412,7 @@ def table(tests, number, title=""):
             lines += ["      | " + l for l in t.evidence[:40]]
     earned, possible = score(tests)
     regressions = sum(1 for t in tests if not t.scored and not t.ok)
-    lines.append(f"Score: {earned}/{possible}"
+    lines.append(f"{total}: {earned}/{possible}"
                  + (f"  ({regressions} regression(s) failed)" if regressions else ""))
     return lines
 
@@ -699,8 +700,8 @@ def grade(session, number, kernel=None, results_dir=None, patch=None, debug=True
         ran, _gdb = run_labs(session, k, number, [cp], f"grade{number:02d}-{k.name}-quick")
         tests = lab_tests(ran, cp, number, points) + run_tests(ran)
         print()
-        for line in table(tests, number, f"{cp.title}, lab {number:02d} alone (QUICK=1): "
-                          "no score; 'make grade N' gives it"):
+        for line in table(tests, number, f"{cp.title}, lab {number:02d} alone (QUICK=1)",
+                          f"Lab {number:02d}'s points (the score is make grade {number}'s)"):
             print(line)
         return 0 if all(t.ok for t in tests) else 1
     labs = [c for c in series.checkpoints() if c.number <= number and c.has_lab]
