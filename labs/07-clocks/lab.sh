@@ -241,9 +241,16 @@ graph_trace() {
 # every function of the kernel, which takes seconds under emulation. For
 # the same reason display-graph is set before irqsoff starts and cleared
 # after it stopped: switching it under the running tracer restarts it.
+# On two CPUs (the debug kernel) the check runs on CPU 0 and irqsoff
+# times CPU 0 only (tracing_cpumask): "counter" is one count for all
+# CPUs, and a section of the other CPU, with none of these functions,
+# would be long by the entries that CPU 0 wrote in the meantime.
 SCHEDULE_FUNCTIONS="update_rq_clock dequeue_task_fair pick_next_task_fair"
 
 function_trace_graph() {
+	on_one_cpu
+	_cpus=$(cat tracing_cpumask)	# not "read": the file refuses reads of a byte
+	echo 1 > tracing_cpumask
 	echo counter > trace_clock
 	echo "$SCHEDULE_FUNCTIONS" > set_ftrace_filter
 	try_truncate 1 options/display-graph
@@ -258,6 +265,7 @@ function_trace_graph() {
 	graph_trace
 	echo nop > current_tracer
 	echo 0 > options/display-graph
+	echo "$_cpus" > tracing_cpumask
 }
 check function-trace-graph "with display-graph, options/function-trace switches irqsoff's function graph entries" function_trace_graph
 
