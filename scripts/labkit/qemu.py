@@ -74,21 +74,11 @@ def append(plan, kernel=None, warn_panics=True, trace=False):
 
 def kernel_log_reports(lines, context=25):
     """The problem reports in the kernel log that the guest printed at its
-    end: each report line and the lines after it (its call trace)."""
-    inside, found, left = False, [], 0
-    for line in lines:
-        if line.strip() in (LOG_BEGIN, LOG_END):
-            inside = line.strip() == LOG_BEGIN
-            continue
-        if not inside:
-            continue
-        if REPORT_RE.search(line):
-            if not left and found:
-                found.append("    ...")
-            left = context
-        if left:
-            found.append(line)
-            left -= 1
+    end: each report line and the lines after it (its call trace), those
+    of each part of the run (reports_by_check) one after the other."""
+    found = []
+    for part in reports_by_check(lines, context).values():
+        found += (["    ..."] if found else []) + part
     return found
 
 
