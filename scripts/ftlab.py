@@ -106,8 +106,8 @@ from labkit.errors import HarnessError  # noqa: E402
 
 NUMBERED = ("lab", "gdb", "shell", "kernel")
 EXERCISE = ("exercise", "save", "grade", "solution")
-COMMANDS = NUMBERED + EXERCISE + ("mutants", "list", "docs", "check", "bench", "clean", "deps", "rebase",
-                                  "robust", "kernelshark", "report")
+COMMANDS = NUMBERED + EXERCISE + ("list", "docs", "check", "bench", "clean", "deps", "rebase",
+                                  "robust", "kernelshark", "report", "mutants")
 
 
 class UsageError(HarnessError):
