@@ -121,6 +121,15 @@ def make_env(environ=None):
     return {k: v for k, v in environ.items() if k not in drop}
 
 
+def passed_on(environ=None):
+    """The front door's variables the kernel's make still gets, on its
+    command line: V= (make lab N V=1 shows the compiler's commands in
+    the build log too)."""
+    environ = os.environ if environ is None else environ
+    _flags, _sep, overrides = environ.get("MAKEFLAGS", "").partition(" -- ")
+    return [word for word in overrides.split() if word.startswith("V=")]
+
+
 class Kernel:
     """The build of one kernel (a kernels.KernelId): its configuration
     (lab.config and its variant's fragments), make flags and targets, its
@@ -162,7 +171,8 @@ class Kernel:
         env.setdefault("KBUILD_BUILD_HOST", "ftrace-labs")
         cc = "ccache gcc" if shutil.which("ccache") else "gcc"
         cmd = ["make", "-C", src, f"O={self.obj}", "ARCH=x86_64", f"CC={cc}",
-               *self.make_flags, f"-j{(os.cpu_count() or 2) + 1}"] + list(targets)
+               *self.make_flags, *passed_on(),
+               f"-j{(os.cpu_count() or 2) + 1}"] + list(targets)
         out = open(log, "a") if log else subprocess.DEVNULL
         try:
             return subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env)

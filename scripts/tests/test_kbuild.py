@@ -368,3 +368,6 @@ class MakeEnvironment(unittest.TestCase):
         self.assertEqual(env, {"PATH": "/bin", "HOME": "/root", "CCACHE_DIR": "/c"})
         # a DEBUG of the user's own environment, not of make's command line, stays
         self.assertEqual(kbuild.make_env({"DEBUG": "1"}), {"DEBUG": "1"})
+        # V=1 still reaches the kernel's make, on its command line
+        self.assertEqual(kbuild.passed_on(dict(outer, MAKEFLAGS="w -- V=1 DEBUG=1")), ["V=1"])
+        self.assertEqual(kbuild.passed_on(outer), [])
