@@ -169,14 +169,22 @@ def parse(text, name="holes"):
     return holes
 
 
+def read_data(path, error, missing):
+    """(text, path from the repository's top) of a data file of an
+    exercise (holes, mutants); error(f"{missing} (PATH does not exist)")
+    when there is none."""
+    name = os.path.relpath(path, series.ROOT)
+    if not os.path.isfile(path):
+        raise error(f"{missing} ({name} does not exist)")
+    with open(path, encoding="utf-8") as f:
+        return f.read(), name
+
+
 def load(cp):
     """Checkpoint cp's holes; HolesError when it has no exercise."""
-    path = holes_path(cp)
-    if not os.path.isfile(path):
-        raise HolesError(f"checkpoint {cp.number} has no exercise yet "
-                         f"({os.path.relpath(path, series.ROOT)} does not exist)")
-    with open(path, encoding="utf-8") as f:
-        return parse(f.read(), os.path.relpath(path, series.ROOT))
+    text, name = read_data(holes_path(cp), HolesError,
+                           f"checkpoint {cp.number} has no exercise yet")
+    return parse(text, name)
 
 
 # --- finding a hole in C code ---------------------------------------------------

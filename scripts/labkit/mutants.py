@@ -178,12 +178,9 @@ def parse(text, number, name="mutants"):
 
 
 def load(cp):
-    path = mutants_path(cp)
-    if not os.path.isfile(path):
-        raise MutantError(f"exercise {cp.number} has no mutants "
-                          f"({os.path.relpath(path, series.ROOT)} does not exist)")
-    with open(path, encoding="utf-8") as f:
-        return parse(f.read(), cp.number, os.path.relpath(path, series.ROOT))
+    text, name = holes.read_data(mutants_path(cp), MutantError,
+                                 f"exercise {cp.number} has no mutants")
+    return parse(text, cp.number, name)
 
 
 def problems(mutant_list, hole_list, check_ids):
