@@ -299,8 +299,10 @@ class Stress(unittest.TestCase):
 class ModuleLifetime(unittest.TestCase):
     def console(self, **change):
         steps = dict(robust.MODULE_EXPECT)
+        steps.update(robust.MODULE_OURS_ONLY)
         steps.update({"rmmod-with-probe": "Resource temporarily unavailable",
                       "rmmod-with-trigger": "Resource temporarily unavailable",
+                      "rmmod-with-own-trigger": "Resource temporarily unavailable",
                       "events-traced": "12"})
         steps.update(change)
         return [f"@@ftlab module {k} {v}" for k, v in steps.items()] + ["@@ftlab module-end"]
@@ -314,6 +316,23 @@ class ModuleLifetime(unittest.TestCase):
         steps, done = robust.parse_module(self.console(**{"rmmod-with-trigger": "ok"}))
         self.assertIn("rmmod-with-trigger: succeeded, but the module is in use",
                       robust.module_problems(steps, done))
+
+    def test_own_event_trigger_must_hold_the_module(self):
+        steps, done = robust.parse_module(self.console(**{"rmmod-with-own-trigger": "ok"}))
+        self.assertIn("rmmod-with-own-trigger: succeeded, but the module is in use",
+                      robust.module_problems(steps, done))
+
+    def test_own_event_steps_skipped_on_upstream_only(self):
+        skipped = {step: "skipped" for step in robust.MODULE_OURS_ONLY}
+        steps, done = robust.parse_module(self.console(**skipped))
+        self.assertEqual(robust.module_problems(steps, done, upstream=True), [])
+        self.assertEqual(len(robust.module_problems(steps, done)), len(skipped))
+        steps, done = robust.parse_module(self.console())
+        self.assertEqual(len(robust.module_problems(steps, done, upstream=True)), len(skipped))
+
+    def test_own_event_refusal_has_the_targets_error(self):
+        steps, done = robust.parse_module(self.console(**{"rmmod-with-own-trigger": "Device or resource busy"}))
+        self.assertEqual(len(robust.module_problems(steps, done)), 1)
 
     def test_error_must_be_upstreams(self):
         ref, _ = robust.parse_module(self.console())
