@@ -6,7 +6,9 @@
 # module's event hold the module: rmmod must fail while either exists,
 # with 6.1's error, and succeed once it is removed; loading it again works.
 # A trigger on the module's own event holds it too (own_trigger_steps);
-# 6.1 lets rmmod go on and WARNs, so those steps are skipped there.
+# 6.1 lets rmmod go on and WARNs, so those steps are skipped there; so
+# are the steps of a probe whose action calls the probed function
+# (recursion_steps), which recurses on 6.1 until it WARNs.
 # Console protocol: "@@ftlab module STEP RESULT" ("ok" or the error text),
 # then "@@ftlab module-end".
 
@@ -51,6 +53,32 @@ own_trigger_steps() {
 	module_step reload-after-own-trigger insmod "$MOD"
 }
 
+# A probe whose action calls the function it probes: the stacktrace
+# probe records a stack with stack_trace_save() (kernel/stacktrace.c).
+# It belongs here because it needs a kernel with modules: ftrace then
+# gives the probe's ftrace_ops a trampoline of its own, which calls the
+# dispatcher, function_probe_dispatch() (kernel/trace/ftrace.c), directly,
+# with no recursion guard unless the ops asks for one
+# (FTRACE_OPS_FL_RECURSION, set in get_probe_kind()). Without it each hit
+# nests into the next, until __ftrace_trace_stack() (kernel/trace/trace.c)
+# runs out of stack slots and WARNs: 6.1 does, so the steps are skipped
+# there (robust.MODULE_OURS_ONLY). KASAN's bookkeeping calls
+# stack_trace_save() on every allocation, so the probe's count runs out.
+recursion_steps() {
+	if [ "$(lab_kernel)" = upstream ]; then
+		for _step in add-recursive-probe recursive-probe-count remove-recursive-probe; do
+			ftlab module "$_step" skipped
+		done
+		return
+	fi
+	module_step add-recursive-probe module_write stack_trace_save:stacktrace:10 set_ftrace_filter
+	ls -R /sys/kernel/tracing > /dev/null
+	sync
+	sleep 1
+	ftlab module recursive-probe-count "$(sed -n 's/^stack_trace_save:stacktrace:\(count=\)\{0,1\}//p' set_ftrace_filter)"
+	module_step remove-recursive-probe module_write '!stack_trace_save:stacktrace:0' set_ftrace_filter
+}
+
 modules_main() {
 	cd "$TRACING" || return
 	reset_tracing
@@ -78,6 +106,7 @@ modules_main() {
 	ftlab module events-traced "$(grep -c 'foo_bar:' trace)"
 	module_step disable-event module_write 0 events/sample-trace/foo_bar/enable
 	own_trigger_steps
+	recursion_steps
 	module_step rmmod-final rmmod "$MOD_NAME"
 	ftlab module enabled-functions "$(grep -c . enabled_functions)"
 	ftlab module-end
