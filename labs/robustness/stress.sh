@@ -10,12 +10,23 @@
 # buffer must have come from a registration (at most 5 per probe and 3
 # per trigger registered), tracing must still work, and removing
 # everything must leave the kernel clean.
+#
+# Two more triggers, there all along, keep one event's soft mode flipping
+# (for KCSAN, scripts/labkit/races.py): "enable_event:...:sched_process_exec"
+# with a large count on sched_process_fork, "disable_event:..." on
+# sched_process_exit. Each /bin/true of the workloads switches
+# sched_process_exec on, records it (its commit reads the event's flags in
+# __event_trigger_test_discard(), kernel/trace/trace.h) and switches it
+# off, on both CPUs; the monitor reads sched_process_fork's trigger file,
+# and that count, while the hits change it.
 # Console protocol: "@@ftlab stress NAME VALUE" lines, then
 # "@@ftlab stress-end".
 
 STRESS_SECONDS=${STRESS_SECONDS:-60}
 STRESS_FILTER=$TRACING/set_ftrace_filter
 STRESS_TRIGGER=$TRACING/events/sched/sched_process_fork/trigger
+STRESS_FLIP_EXIT=$TRACING/events/sched/sched_process_exit/trigger
+STRESS_FLIP_COUNT=1000000000
 
 stress_workload() {
 	while [ ! -e /tmp/stress.stop ]; do
@@ -54,7 +65,11 @@ stress_monitor() {
 		done
 		for _c in $(grep -o '^[a-z_:]*count=[-0-9]*' "$STRESS_TRIGGER"); do
 			_v=${_c##*=}
-			case $_c in stacktrace*) _max=3 ;; *) _max=1 ;; esac
+			case $_c in
+			stacktrace*) _max=3 ;;
+			enable_event:sched:sched_process_exec:*) _max=$STRESS_FLIP_COUNT ;;
+			*) _max=1 ;;
+			esac
 			if [ "$_v" -lt 0 ] || [ "$_v" -gt "$_max" ]; then
 				_bad=$((_bad + 1)); echo "bad trigger count: $_c"
 			fi
@@ -73,6 +88,8 @@ stress_main() {
 	ftlab stress cpus "$_cpus"
 	ftlab stress seconds "$STRESS_SECONDS"
 	_last=$((_cpus - 1))
+	ftlab stress flip-triggers "$(echo "enable_event:sched:sched_process_exec:$STRESS_FLIP_COUNT" 2>&1 >> "$STRESS_TRIGGER" &&
+		echo 'disable_event:sched:sched_process_exec' 2>&1 >> "$STRESS_FLIP_EXIT" && echo ok)"
 	_start=$(date +%s)
 	taskset -c 0 env STRESS_ROLE=stress_workload sh -c ". /lab/lib.sh; . /lab/labs/robustness/stress.sh" &
 	_w1=$!
@@ -98,9 +115,13 @@ stress_main() {
 	ftlab stress bad-counts "$_bad"
 	ftlab stress stack-traces "$(grep -c '<stack trace>' trace)"
 	ftlab stress stack-limit $((5 * _p + 3 * _t))
+	_left=$(grep -o 'sched_process_exec:count=[0-9]*' "$STRESS_TRIGGER")
+	_left=${_left##*=}
+	ftlab stress flips $((STRESS_FLIP_COUNT - ${_left:-$STRESS_FLIP_COUNT}))
 	# everything the churners may have left, then: does tracing still work?
 	remove_all set_ftrace_filter
 	remove_all events/sched/sched_process_fork/trigger
+	remove_all events/sched/sched_process_exit/trigger
 	echo > trace
 	echo 1 > tracing_on
 	echo 1 > events/sched/sched_process_fork/enable

@@ -205,6 +205,9 @@ def stress_problems(r, cpus):
         problems.append(f"{r.get('bad-counts')} counts below zero or above their limit")
     if not num("monitor-reads"):
         problems.append("the listings were never read")
+    if r.get("flip-triggers") != "ok":
+        problems.append(f"the triggers that flip sched_process_exec were refused: "
+                        f"{r.get('flip-triggers')}")
     if (num("stack-traces") or 0) > (num("stack-limit") or 0):
         problems.append(f"{r.get('stack-traces')} stack traces, more than the "
                         f"{r.get('stack-limit')} the registrations allow")

@@ -264,6 +264,7 @@ if __name__ == "__main__":
 class Stress(unittest.TestCase):
     GOOD = """\
 @@ftlab stress cpus 2
+@@ftlab stress flip-triggers ok
 @@ftlab stress seconds 60
 @@ftlab stress elapsed 61
 @@ftlab stress probes-added 200
@@ -287,7 +288,8 @@ class Stress(unittest.TestCase):
     def test_each_problem_is_named(self):
         for old, new in (("bad-counts 0", "bad-counts 3"), ("stack-traces 2000", "stack-traces 20000"),
                          ("cpus 2", "cpus 1"), ("soft-mode 0", "soft-mode 1"),
-                         ("tracing_on=0", "tracing_on=1"), ("elapsed 61", "elapsed 10")):
+                         ("tracing_on=0", "tracing_on=1"), ("elapsed 61", "elapsed 10"),
+                         ("flip-triggers ok", "flip-triggers Invalid argument")):
             r = robust.parse_stress(self.GOOD.replace(old, new).splitlines())
             self.assertEqual(len(robust.stress_problems(r, 2)), 1, old)
 
