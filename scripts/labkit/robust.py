@@ -543,7 +543,8 @@ def grade_all(kernels, runs, tally):
         tally.record(not problems, f"module lifetime [{k.name}]: an enable_event probe and "
                      "trigger, and a trigger on its own event, hold samples/trace_events; "
                      "rmmod works once they are gone",
-                     f"(rmmod while held: {got.get('rmmod-with-probe')!r})")
+                     f"(rmmod while held: {got.get('rmmod-with-probe')!r}"
+                     + ("; the series' own steps skipped" if k.id.is_upstream else "") + ")")
         ui.block(problems + ([] if k.id.is_upstream else [f"in its favour: {MODULE_FAVOUR}"]))
         if k.id.is_upstream:
             ref = (k.id.base_name, steps)
