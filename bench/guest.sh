@@ -91,11 +91,58 @@ time_toggle() {
 	fi
 }
 
+# A probe on every function, "*:traceoff", plain and counted, against
+# the same probe on the functions getppid() runs and on no other: the
+# same hits, with a few entries in the table instead of every function's.
+# The series keeps a probe command's entries in a table of 128 buckets
+# (FTRACE_PROBE_HASH_BITS in kernel/trace/ftrace.c), and
+# function_probe_dispatch() walks the function's bucket at every hit;
+# 6.1 looks nothing up for the plain form, and for the counted form finds
+# the count in a table of 1024 buckets (its ftrace_func_mapper). The
+# first hit turns tracing off; every later one tests tracing_on and
+# returns. The case removes its probe itself: a line by line removal of
+# every function's entry would take minutes.
+case_glob_none() { :; }
+# The same probe on the functions the workload runs, and on no other:
+# the same hits, with a table of a few entries.
+case_glob_probe_path() {
+	while read -r _f; do
+		try add "$_f:traceoff" set_ftrace_filter || return
+	done < /tmp/.bench-path
+}
+case_glob_probe_all() {
+	try add '*:traceoff' set_ftrace_filter
+}
+case_glob_probe_all_counted() {
+	try add '*:traceoff:1' set_ftrace_filter
+}
+time_glob() {
+	"$FTBENCH" getppid "$BENCH_MS"
+	echo '!*:traceoff' 2>/dev/null >> set_ftrace_filter
+	echo '!*:traceoff:0' 2>/dev/null >> set_ftrace_filter
+	echo 1 > tracing_on
+}
+
 case_trigger_none() { :; }
 case_trigger_filter_never() {
 	try put 'traceoff if common_pid < 0' "$EVENT/trigger"
 }
 time_trigger() { "$FTBENCH" getppid "$BENCH_MS"; }
+
+# path_functions: the traced functions that the getppid() loop runs,
+# one per line, as the function tracer sees them in a short run (read
+# before the tracer changes: a new tracer empties the buffer). The loop
+# runs hundreds of times; a function seen fewer than 100 times belongs
+# to the program's start or end, or to an interrupt.
+path_functions() {
+	reset_tracing
+	echo function > current_tracer
+	"$FTBENCH" getppid 50 > /dev/null
+	echo 0 > tracing_on
+	grep ' ftbench-' trace | sed 's/.*: \([^ ]*\) <-.*/\1/' | sort | uniq -c |
+		awk '$1 >= 100 { print $2 }'
+	reset_tracing
+}
 
 # table TABLE CASE...: every case, BENCH_REPS times.
 table() {
@@ -126,6 +173,9 @@ has_probe() {
 run_bench() {
 	cd "$TRACING" || return
 	table probe none probe-unrelated function-tracer
+	path_functions > /tmp/.bench-path
+	ftlab bench-info glob "$(wc -l < available_filter_functions) functions in available_filter_functions, $(wc -l < /tmp/.bench-path) run by the workload"
+	table glob none probe-path probe-all probe-all-counted
 	if has_probe enable_event:sched:sched_switch; then
 		table event off soft-disabled on
 		table toggle write-enable probe-flip

@@ -148,3 +148,29 @@ errors() {
 	probes
 }
 check errors "bad probe lines fail with the errors of 6.1 and leave no soft mode behind" errors
+
+# The removal rule of the probes, in full: "!GLOB:enable_event:SYSTEM:EVENT"
+# removes the plain enable_event probe of every function GLOB matches,
+# whatever event each one names. event_probe_callback()
+# (kernel/trace/trace_events.c) looks the event of the line up, so it must
+# exist, then hands only the glob and the probe ops to
+# unregister_ftrace_function_probe_func(). 6.1's event_enable_func() does
+# the same. Event triggers tell their targets apart (lab 06): there,
+# "!enable_event:sched:sched_wakeup" removes only the trigger that names
+# sched_wakeup.
+any_event() {
+	setup 'ksys_sync:enable_event:sched:sched_switch' set_ftrace_filter
+	setup 'vfs_fsync:enable_event:sched:sched_waking' set_ftrace_filter
+	setup 'vfs_fsync:disable_event:sched:sched_wakeup' set_ftrace_filter
+	sorted_probes
+	try_write '!*sync:enable_event:sched:sched_wakeup' set_ftrace_filter
+	sorted_probes
+	sched_state sched_switch
+	sched_state sched_waking
+	sched_state sched_wakeup
+	try_write '!*sync:disable_event:sched:no_such_event' set_ftrace_filter
+	try_write '!*sync:disable_event:sched:sched_switch' set_ftrace_filter
+	sorted_probes
+	sched_state sched_wakeup
+}
+check any-event "!*sync:enable_event:sched:sched_wakeup removes the enable_event probes of ksys_sync and vfs_fsync, which name other events" any_event

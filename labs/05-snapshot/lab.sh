@@ -115,3 +115,31 @@ errors() {
 	echo nop > current_tracer
 }
 check errors "bad count, notrace, unknown function: EINVAL; under irqsoff the probe does not swap" errors
+
+# trace_texts [FILE]: the lines of FILE that the check wrote (marks) and
+# those the kernel wrote itself ("*** ... ***"), as their text alone.
+trace_texts() {
+	echo "-- ${1:-trace}:"
+	trace_body "$1" | sed -e 's/.*tracing_mark_write: //' -e 's/.*: \*\*\*/***/'
+}
+
+# The probe outlives its buffer, as in 6.1. Leaving a latency tracer frees
+# the snapshot buffer, whoever else needed it: tracing_set_tracer()
+# (kernel/trace/trace.c) calls free_snapshot() when the old tracer kept
+# its maximum there (irqsoff does) and the new one does not. The probe
+# stays, and its next hit finds no buffer: tracing_snapshot_instance_cond()
+# writes two lines into the trace and turns tracing off.
+freed() {
+	free_snapshot
+	setup 'ksys_sync:snapshot' set_ftrace_filter
+	echo irqsoff > current_tracer
+	echo nop > current_tracer
+	echo "after irqsoff, then nop: $(snapshot_state)"
+	mark "before sync"
+	sync
+	read -r _on < tracing_on
+	echo "tracing_on after sync: $_on"
+	trace_texts
+	probes
+}
+check freed "irqsoff, then nop frees the buffer under the probe; its next hit stops tracing" freed

@@ -340,3 +340,29 @@ marker() {
 	show $PRINT/trigger
 }
 check marker "traceoff on ftrace/print: the first write to trace_marker is recorded, then tracing stops" marker
+
+# trace_texts [FILE]: the lines of FILE that the check wrote (marks) and
+# those the kernel wrote itself ("*** ... ***"), as their text alone.
+trace_texts() {
+	echo "-- ${1:-trace}:"
+	trace_body "$1" | sed -e 's/.*tracing_mark_write: //' -e 's/.*: \*\*\*/***/'
+}
+
+# The snapshot trigger outlives its buffer, as in 6.1. "echo 0 > snapshot"
+# frees the buffer that snapshot_trigger_init() allocated
+# (tracing_snapshot_write(), kernel/trace/trace.c, asks nobody); the
+# trigger stays, and its next hit finds no buffer:
+# tracing_snapshot_instance_cond() writes two lines into the trace and
+# turns tracing off.
+snapshot_freed() {
+	setup 'snapshot' $CHDIR/trigger
+	echo 0 > snapshot
+	echo "after echo 0 > snapshot: $(snapshot_state)"
+	mark "before cd"
+	cd .
+	read -r _on < tracing_on
+	echo "tracing_on after cd: $_on"
+	trace_texts
+	show $CHDIR/trigger
+}
+check snapshot-freed "echo 0 > snapshot frees the buffer under a snapshot trigger; its next hit stops tracing" snapshot_freed

@@ -36,6 +36,9 @@ KERNELS = (KernelId.of(0), KernelId.of(1), KernelId.of(3), KernelId.of(6), Kerne
 TABLES = {
     "probe": ("probe-cost.csv", "getppid() with no probe, a traceoff probe on a function "
               "it never calls, and the function tracer", "ns per call"),
+    "glob": ("glob-cost.csv", "getppid() with no probe, with a traceoff probe on the "
+             "functions it runs, and on every function ('*:traceoff'; plain and counted)",
+             "ns per call"),
     "event": ("event-cost.csv", "getppid() with its syscall event off, soft disabled "
               "(armed, the handler returns early) and on", "ns per call"),
     "toggle": ("toggle-cost.csv", "switching sched_switch on and off: a write to its "

@@ -118,7 +118,8 @@ class Crashes(unittest.TestCase):
                          ["the kernel crashed: WARNING at ftrace.c"])
         self.assertEqual(ran.problems, [])
         cp = series.lookup(LAB)
-        self.assertEqual(ran.missing(cp), ["disable-count", "removal", "several", "errors"])
+        self.assertEqual(ran.missing(cp), ["disable-count", "removal", "several", "errors",
+                                           "any-event"])
 
     def test_a_problem_after_every_check_ended_is_the_runs(self):
         ran = sg.Ran()
