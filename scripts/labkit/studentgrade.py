@@ -659,10 +659,11 @@ class DebugRun:
         return lines[:14] + (["where, in kernel/trace/:"] + ours[:3] if ours else [])
 
 
-def debug_pass(session, k, number, points):
+def debug_pass(session, k, number, points, stress=True):
     """make grade's run on the debug variant of the learner's kernel k: lab
-    N (and, from STRESS_FROM on, the stress test). Returns (DebugRun,
-    its Tests: the run's own regression line, the stress test)."""
+    N (and, from STRESS_FROM on, the stress test, unless not 'stress').
+    Returns (DebugRun, its Tests: the run's own regression line, the
+    stress test)."""
     cp = series.lookup(number)
     kd = session.kernel(k.id.with_variant("debug"))
     ran, _gdb = run_labs(session, kd, number, [cp], f"grade{number:02d}-{kd.name}")
@@ -672,7 +673,7 @@ def debug_pass(session, k, number, points):
                  + debug.unplaced_leaks[:20] if debug.unplaced_leaks else [])
     tests = [Test("debug.run", f"lab {number:02d} on {kd.label}: no report outside its checks",
                   REGRESSION, not evidence, evidence=evidence)]
-    if number >= STRESS_FROM:
+    if number >= STRESS_FROM and stress:
         run, result = robust.run_stress(session, kd)
         problems = run.explain() if not run.ok else robust.stress_problems(result, kd.smp)
         tests.append(stress_test(number, points, problems, kd.smp))
@@ -743,7 +744,7 @@ def reference_run(session, corpus):
 
 
 def grade(session, number, kernel=None, results_dir=None, patch=None, debug=True,
-          quick=False):
+          quick=False, quick_debug=False):
     """make grade N: boot the learner's kernel, score it, print the table,
     write the reports (results_dir). kernel: the learner's built
     kbuild.Kernel (make grade builds it after saving the work); None:
@@ -751,17 +752,23 @@ def grade(session, number, kernel=None, results_dir=None, patch=None, debug=True
     diff (work/NN.patch). debug: lab N runs on the kernel's debug variant
     too (debug_pass), where any report fails the check it hit. quick
     (make grade N QUICK=1): lab N alone on the plain kernel, a progress
-    check with no score. Returns the exit code: 0 when every test
-    passed."""
+    check with no score; with quick_debug (QUICK=1 DEBUG=1) lab N on the
+    debug kernel too, as the full grade runs it but for the stress test.
+    Returns the exit code: 0 when every test passed."""
     session.prepare()
     cp = series.lookup(number)
     points = load_points(cp)
     k = kernel or session.kernel(KernelId.of(number))
     if quick:
         ran, _gdb = run_labs(session, k, number, [cp], f"grade{number:02d}-{k.name}-quick")
-        tests = lab_tests(ran, cp, number, points, plain_only=True) + run_tests(ran)
+        debug_run, debug_tests = (debug_pass(session, k, number, points, stress=False)
+                                  if quick_debug else (None, []))
+        tests = (lab_tests(ran, cp, number, points, debug_run, plain_only=not quick_debug)
+                 + debug_tests + run_tests(ran))
+        how = "on the plain and the debug kernel (QUICK=1 DEBUG=1)" if quick_debug else \
+            "(QUICK=1)"
         print()
-        for line in table(tests, number, f"{cp.title}, lab {number:02d} alone (QUICK=1)",
+        for line in table(tests, number, f"{cp.title}, lab {number:02d} alone {how}",
                           f"Lab {number:02d}'s points (the score is make grade {number}'s)"):
             print(line)
         return 0 if all(t.ok for t in tests) else 1

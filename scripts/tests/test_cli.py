@@ -362,6 +362,12 @@ class ConflictingArguments(MakeDry):
         self.assertIn("KERNEL= goes with", self.refused("list", "KERNEL=1"))
         self.assertIn("make robust N", self.refused("robust", "1", "KERNEL=0"))
 
+    def test_a_debug_grade_is_a_quick_one(self):
+        args = self.parsed("grade", "3", "QUICK=1", "DEBUG=1")
+        self.assertEqual((args.quick, args.debug), (True, True))
+        self.assertIn("DEBUG=1 goes with 'make grade N QUICK=1'",
+                      self.refused("grade", "3", "DEBUG=1"))
+
     def test_kcsan_goes_alone(self):
         """KCSAN kernels are a variant of their own: not with the debug
         kernels' switches."""
