@@ -14,6 +14,8 @@
 #   ours_only ID "title" func    where our checkpoints deliberately differ
 #                                from upstream 6.1 (which WARNs there):
 #                                skipped on upstream
+#   module_check ID "title" func a feature check that loads the sample
+#                                module: only on a kernel with modules
 #
 # Every check starts from a clean tracing state (reset_tracing) in the
 # tracefs directory. Console protocol, one line each:
@@ -317,6 +319,41 @@ replaced_at() {
 	_run "replaced-at-$1" "$2" "$3" "$4"
 }
 
+# --- checks that load a module ---------------------------------------------
+
+# The sample module of samples/trace_events (its event sample-trace:foo_bar).
+# A kernel with modules (the debug variant) has it in its initramfs
+# (labrun.Session.boot); the lab kernel has no modules.
+SAMPLE_MODULE=/lab/robust/trace-events-sample.ko
+SAMPLE_MODULE_NAME=trace_events_sample
+
+# module_check ID "title" func: a feature check that loads the sample
+# module. It runs only where the module is; elsewhere it neither runs nor
+# prints anything, and the host does not expect it (series.LabCheck.runs_on).
+module_check() {
+	[ -f "$SAMPLE_MODULE" ] || return 0
+	_run check "$1" "$2" "$3"
+}
+
+# try_insmod, try_rmmod LABEL: load or unload the sample module and print
+# what happened: "ok" or the error text ("Resource temporarily
+# unavailable": delete_module() refuses a module in use).
+try_insmod() {
+	if _out=$(insmod "$SAMPLE_MODULE" 2>&1); then
+		echo "insmod $SAMPLE_MODULE_NAME: ok"
+	else
+		echo "insmod $SAMPLE_MODULE_NAME: ${_out##*: }"
+	fi
+}
+
+try_rmmod() {
+	if _out=$(rmmod "$SAMPLE_MODULE_NAME" 2>&1); then
+		echo "rmmod $SAMPLE_MODULE_NAME $1: ok"
+	else
+		echo "rmmod $SAMPLE_MODULE_NAME $1: ${_out##*: }"
+	fi
+}
+
 # on_one_cpu: keep the running check, and every command it starts, on
 # CPU 0: for a check whose output depends on which CPU's buffer an event
 # lands in (a debug kernel boots with two CPUs). A check runs in a subshell
@@ -397,15 +434,40 @@ kernel_log_mark() {
 	echo "<7>ftlab-mark: $*" > /dev/kmsg 2>/dev/null
 }
 
+# uptime_s: the seconds since boot, whole (/proc/uptime).
+uptime_s() {
+	read -r _up _idle < /proc/uptime
+	echo "${_up%%.*}"
+}
+
+# kmemleak_scan FILE: scan for leaks so that everything the run leaked is
+# reported. One scan is not enough (mm/kmemleak.c, kmemleak_scan()): an
+# object found unreferenced is reported only when its checksum is the one
+# the previous scan computed (an object new since the last scan has none
+# yet, so it is held grey, "modified", until the next one), and only when
+# it is MSECS_MIN_AGE (5 s) older than the scan's start. So: a first scan
+# that takes every object's checksum, then, at least 6 s after the run's
+# last allocation, a second one that reports what is still unreferenced.
+# The mark makes kmemleak's own "new suspected" line the leaks', not the
+# last check's (qemu.reports_by_check).
+kmemleak_scan() {
+	kernel_log_mark kmemleak
+	_t0=$(uptime_s)
+	echo scan > "$1"
+	_wait=$((_t0 + 6 - $(uptime_s)))
+	[ "$_wait" -gt 0 ] && sleep "$_wait"
+	echo scan > "$1"
+}
+
 # kernel_log: the whole kernel log, between marker lines, at the end of a
 # run. The console shows only errors; lockdep, RCU and kmemleak report at
 # a lower level, so the host scans this copy for them. With kmemleak in
-# the kernel, scan for leaks first.
+# the kernel, scan for leaks first (kmemleak_scan).
 kernel_log() {
 	_leaks=/sys/kernel/debug/kmemleak
 	[ -d /sys/kernel/debug ] && mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
 	if [ -w "$_leaks" ]; then
-		echo scan > "$_leaks"
+		kmemleak_scan "$_leaks"
 	fi
 	ftlab kernel-log-begin
 	dmesg

@@ -68,9 +68,10 @@ options (make variables in brackets):
                       its trace; with report: show only it (CHECK=ID)
   --base VERSION      with rebase: the Debian version to move to (BASE=...)
   --verbose           show the commands run (V=1)
-  --debug             lab, gdb, shell, kernel, robust: the debug variant (KASAN,
-                      lockdep, two vCPUs); check: the debug variants of every
-                      checkpoint, not only the last (DEBUG=1)
+  --debug             lab, gdb, shell, kernel, robust, grade with --quick: the
+                      debug variant (KASAN, lockdep, two vCPUs); check: the
+                      debug variants of every checkpoint, not only the last
+                      (DEBUG=1)
   --seed S            robust, check: the hostile-input seed (SEED=S)
   --results DIR       check, lab, grade: also write the verdicts as DIR/junit.xml
                       and DIR/summary.json for CI (RESULTS=DIR)
@@ -80,7 +81,8 @@ options (make variables in brackets):
                       student/cpN instead of the checkpoint (STUDENT=1; with
                       DEBUG=1, its debug variant)
   --quick             with grade: lab N alone on the plain kernel, a progress
-                      check with no score (QUICK=1)
+                      check with no score (QUICK=1); with --debug, on the
+                      debug kernel too (QUICK=1 DEBUG=1)
   --todo K            with exercise: holes before K come filled in (TODO=K)
   --force             with distclean: remove work not saved; with solution: no
                       question (FORCE=1)
@@ -170,7 +172,7 @@ GOES_WITH = {"kernel": ("KERNEL", NUMBERED + ("robust", "kernelshark", "report")
              "force": ("FORCE", ("clean", "solution")),
              "level": ("LEVEL", ("hint",)),
              "bench_kernels": ("BENCH_KERNELS", ("bench",)),
-             "debug": ("DEBUG", NUMBERED + ("robust", "check", "mutants")),
+             "debug": ("DEBUG", NUMBERED + ("robust", "check", "mutants", "grade")),
              "seed": ("SEED", ("robust", "check"))}
 
 
@@ -212,6 +214,9 @@ def check_combinations(args):
         raise UsageError(f"KCSAN=1 goes without {'DEBUG' if args.debug else 'FAULTS'}=1: "
                          "KCSAN has kernels of its own (KASAN, on the debug kernels, "
                          "excludes it)")
+    if args.debug and args.command == "grade" and not args.quick:
+        raise UsageError("DEBUG=1 goes with 'make grade N QUICK=1' (lab N on the plain and the "
+                         "debug kernel); a whole 'make grade N' runs the debug kernel anyway")
     if args.force and args.command == "clean" and not args.all:
         raise UsageError("FORCE=1 goes with 'make distclean', not 'make clean' (which keeps "
                          "the kernel tree and the work in it)")
@@ -432,7 +437,8 @@ def cmd_exercise(args, session):
     from labkit import studentgrade
     work = exercise.work_digest(session.tree, number)
     k = session.kernel(exercise.kernel_id(session.tree, "student", number))
-    result = studentgrade.grade(session, number, k, args.results, quick=args.quick)
+    result = studentgrade.grade(session, number, k, args.results, quick=args.quick,
+                                quick_debug=args.quick and args.debug)
     rc = result.close() if isinstance(result, ui.Tally) else result
     if not args.quick:      # a quick grade runs lab N alone: no pass to record
         exercise.record_grade(session.build_dir, number, work, rc == 0)

@@ -174,3 +174,26 @@ any_event() {
 	sched_state sched_wakeup
 }
 check any-event "!*sync:enable_event:sched:sched_wakeup removes the enable_event probes of ksys_sync and vfs_fsync, which name other events" any_event
+
+# A probe on a module's event holds the module: event_probe_add() takes a
+# reference on it (trace_event_try_get_ref(), kernel/trace/trace_events.c),
+# and the last event_probe_put() drops it, so delete_module() refuses to
+# unload it while the probe exists (try_stop_module(), kernel/module/main.c:
+# "Resource temporarily unavailable") and unloads it once the probe is gone.
+# The lab kernel has no modules: this check runs on the debug kernel alone
+# (make lab 3 DEBUG=1, make grade 3), with samples/trace_events' module.
+module_ref() {
+	ENABLE=events/sample-trace/foo_bar/enable
+	try_insmod
+	setup 'ksys_sync:enable_event:sample-trace:foo_bar' set_ftrace_filter
+	probes
+	state "probe added"
+	try_rmmod "with the probe"
+	sync
+	state "after sync"
+	try_write '!ksys_sync:enable_event:sample-trace:foo_bar' set_ftrace_filter
+	probes
+	try_rmmod "once the probe is removed"
+	echo "events/sample-trace after rmmod: $([ -d events/sample-trace ] && echo present || echo gone)"
+}
+module_check module-ref "a probe on a module's event holds the module until the probe is removed" module_ref

@@ -366,3 +366,27 @@ snapshot_freed() {
 	show $CHDIR/trigger
 }
 check snapshot-freed "echo 0 > snapshot frees the buffer under a snapshot trigger; its next hit stops tracing" snapshot_freed
+
+# An enable_event trigger on a module's event holds the module:
+# event_enable_trigger_init() takes a reference on its target
+# (trace_event_try_get_ref(), kernel/trace/trace_events_trigger.c) and
+# event_enable_trigger_free() drops it when the trigger is removed, so
+# delete_module() refuses to unload the module in between
+# (try_stop_module(), kernel/module/main.c). The lab kernel has no
+# modules: this check runs on the debug kernel alone (make lab 6 DEBUG=1,
+# make grade 6), with samples/trace_events' module.
+module_trigger() {
+	FOO_BAR=events/sample-trace/foo_bar
+	try_insmod
+	setup 'enable_event:sample-trace:foo_bar' $CHDIR/trigger
+	show $CHDIR/trigger
+	state $FOO_BAR
+	try_rmmod "with the trigger"
+	cd .
+	state $FOO_BAR
+	try_write '!enable_event:sample-trace:foo_bar' $CHDIR/trigger
+	show $CHDIR/trigger
+	try_rmmod "once the trigger is removed"
+	echo "events/sample-trace after rmmod: $([ -d events/sample-trace ] && echo present || echo gone)"
+}
+module_check module-trigger "enable_event on a module's event holds the module until the trigger is removed" module_trigger

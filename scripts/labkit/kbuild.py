@@ -348,17 +348,19 @@ class Kernel:
         in this kernel's vmlinux, by the kernel's scripts/faddr2line
         (the innermost line of an inlined call); frames it cannot place
         are left out."""
+        return {f: chain[0][1] for f, chain in self.inlined(frames, faddr2line).items()}
+
+    def inlined(self, frames, faddr2line):
+        """{frame: [(function, "file:line")]} of call-trace frames: the
+        functions the compiler inlined at each frame's address, innermost
+        first, down to the frame's own function (scripts/faddr2line's
+        "(inlined by)" lines), so that a report in event_probe_callback()
+        names the event_probe_add() inlined there."""
         if not frames or not os.path.exists(self.vmlinux):
             return {}
         r = subprocess.run(["bash", faddr2line, self.vmlinux, *frames],
                            capture_output=True, text=True)
-        found, frame = {}, None
-        for line in r.stdout.splitlines():
-            if line.rstrip().endswith(":") and "+0x" in line:
-                frame = line.rstrip()[:-1]
-            elif frame and " at " in line and frame not in found:
-                found[frame] = source_path(line.split(" at ", 1)[1].split()[0])
-        return {f: found[f] for f in frames if f in found}
+        return {f: chain for f, chain in parse_inlined(r.stdout).items() if f in frames}
 
     def modules(self):
         """{path in the guest: host file} of the modules the robustness
@@ -404,6 +406,29 @@ class Kernel:
 # clone the objects another compiled, their paths included).
 _SOURCE_PATH = re.compile(r"(?:^|/)((?:arch|block|certs|crypto|drivers|fs|include|init|io_uring|"
                           r"ipc|kernel|lib|mm|net|samples|security|sound|virt)/\S+)$")
+
+
+_CHAIN_LINE = re.compile(r"^(\(inlined by\) )?(\S+) at (\S+)")
+
+
+def parse_inlined(text):
+    """{frame: [(function, "file:line")]} of scripts/faddr2line's output:
+    a "frame:" line, then a line per function inlined there, innermost
+    first (the first match of a frame only)."""
+    found, frame, taking = {}, None, False
+    for line in text.splitlines():
+        line = line.strip()
+        if line.endswith(":") and "+0x" in line:
+            frame, taking = line[:-1], line[:-1] not in found
+            continue
+        m = _CHAIN_LINE.match(line)
+        if not (m and frame and taking):
+            continue
+        if not m.group(1) and frame in found:
+            taking = False      # a second match of the same name
+            continue
+        found.setdefault(frame, []).append((m.group(2), source_path(m.group(3))))
+    return found
 
 
 def source_path(path):

@@ -304,7 +304,8 @@ def failed_checks(report, cp, kid):
                                            recorded.get((key, check.id)))
         if not outcome.ok:
             failed.append(check.id)
-    failed += [i for i in grade.check_ids(expected) if i not in ran]
+    not_here = cp.not_run_on(kid)
+    failed += [i for i in grade.check_ids(expected) if i not in ran and i not in not_here]
     return failed
 
 

@@ -48,8 +48,17 @@ def data_lines(text):
 
 
 class LabCheck:
-    def __init__(self, ident, kind, title):
-        self.id, self.kind, self.title = ident, kind, title
+    """A check lab.sh registers. modules: it needs a kernel with modules
+    ("module_check" in lab.sh, lib.sh): the guest runs it only where the
+    sample module is in the initramfs (a debug kernel, kernels.VARIANTS),
+    and elsewhere it neither runs nor is expected (runs_on)."""
+
+    def __init__(self, ident, kind, title, modules=False):
+        self.id, self.kind, self.title, self.modules = ident, kind, title, modules
+
+    def runs_on(self, kid):
+        """Whether kernel kid (a kernels.KernelId) runs this check."""
+        return not self.modules or kid.spec.modules
 
     def __repr__(self):
         return f"LabCheck({self.id!r}, {self.kind!r})"
@@ -57,8 +66,10 @@ class LabCheck:
 
 # A registration in lab.sh (initramfs/lib.sh): check|guard|ours_only ID
 # "title" func, or replaced_at N ID "title" func; the kind is the one the
-# guest reports (lib.sh's _run).
-_REGISTRATION = re.compile(r'^(check|guard|ours_only|replaced_at\s+(\d+))\s+(\S+)\s+"([^"]*)"\s+\S+\s*$')
+# guest reports (lib.sh's _run). module_check registers a feature check
+# (kind "check") that runs only on a kernel with modules.
+_REGISTRATION = re.compile(r'^(check|guard|ours_only|module_check|replaced_at\s+(\d+))\s+(\S+)'
+                           r'\s+"([^"]*)"\s+\S+\s*$')
 
 
 def parse_registrations(text):
@@ -68,6 +79,9 @@ def parse_registrations(text):
         if not m:
             continue
         word, at, ident, title = m.groups()
+        if word == "module_check":
+            found.append(LabCheck(ident, "check", title, modules=True))
+            continue
         kind = f"replaced-at-{at}" if at else word.replace("_", "-")
         found.append(LabCheck(ident, kind, title))
     return found
@@ -99,12 +113,19 @@ class Checkpoint:
     def has_lab(self):
         return os.path.isfile(self.lab_script)
 
-    def checks(self):
-        """The checks lab.sh registers, in order, as LabCheck(id, kind, title)."""
+    def checks(self, kid=None):
+        """The checks lab.sh registers, in order, as LabCheck(id, kind, title);
+        with kid (a kernels.KernelId), those that kernel runs (LabCheck.runs_on)."""
         if not self.has_lab:
             return []
         with open(self.lab_script, encoding="utf-8") as f:
-            return parse_registrations(f.read())
+            found = parse_registrations(f.read())
+        return found if kid is None else [c for c in found if c.runs_on(kid)]
+
+    def not_run_on(self, kid):
+        """The ids of the checks kernel kid does not run (a module_check on a
+        kernel without modules)."""
+        return {c.id for c in self.checks() if not c.runs_on(kid)}
 
     def patches(self):
         if not os.path.isdir(self.patch_dir):

@@ -175,10 +175,11 @@ class Ran:
         if broken and not cut_short:
             self.problems.append((title, broken))
 
-    def missing(self, cp):
-        """Lab cp's checks that neither ended nor were hit by a crash."""
+    def missing(self, cp, kid=None):
+        """Lab cp's checks that neither ended nor were hit by a crash (of
+        those kernel kid runs, series.LabCheck.runs_on)."""
         key = f"{cp.number:02d}"
-        return [c.id for c in cp.checks()
+        return [c.id for c in cp.checks(kid)
                 if (key, c.id) not in self.checks and (key, c.id) not in self.hit]
 
 
@@ -190,15 +191,21 @@ def free_checks(cp):
     if not holes.has_exercise(cp):
         return set()
     before = labgrade.load_expected(holes.exercise_dir(cp), SKELETON_BEFORE)
-    return {c.id for c in cp.checks() if c.kind == "check" and c.id not in before}
+    # a module_check runs only on a debug kernel, never on the skeleton's
+    # plain one: skeleton.before cannot say, and it is not free
+    return {c.id for c in cp.checks()
+            if c.kind == "check" and not c.modules and c.id not in before}
 
 
-def lab_tests(ran, cp, number, points, debug=None):
+def lab_tests(ran, cp, number, points, debug=None, plain_only=False):
     """A Test per check lab cp registers, graded as on checkpoint 'number':
     lab N's feature checks score, but those that pass on the skeleton
     (free_checks), and everything else is a regression. A report in the
     kernel log while a check ran fails it. debug: lab N's run on the
-    debug kernel (a DebugRun), which each check of lab N must pass too."""
+    debug kernel (a DebugRun), which each check of lab N must pass too; a
+    check that needs modules (series.LabCheck.modules) runs there alone,
+    and has a line only in lab N. plain_only: the plain kernel alone ran
+    (QUICK=1): no line for those."""
     key = f"{cp.number:02d}"
     expected = labgrade.load_expected(cp.lab_dir)
     free = free_checks(cp) if cp.number == number else set()
@@ -208,6 +215,17 @@ def lab_tests(ran, cp, number, points, debug=None):
         group = f"lab {key}" if scored else REGRESSION
         worth = points_of(points, reg.id, "check") if scored and reg.id not in free else 0
         name, title = f"lab{key}.{reg.id}", f"lab {key} {reg.id}: {reg.title}"
+        if reg.modules:
+            # only lab N runs on the debug kernel: an earlier lab's module
+            # check does not run in this grade, nor any with QUICK=1
+            if plain_only or cp.number != number:
+                continue
+            problem = (debug.problem(reg, expected) if debug is not None
+                       else ["it runs on the debug kernel alone, which did not run"])
+            evidence = [f"on {debug.label}:"] + problem if problem and debug else problem
+            tests.append(Test(name, title, group, not problem, worth, evidence=evidence,
+                              note="on the debug kernel alone: it loads a module"))
+            continue
         check = ran.checks.get((key, reg.id))
         if check is None:
             why = ran.hit.get((key, reg.id))
@@ -453,8 +471,26 @@ def write(results_dir, tests, number):
 CORPUS_ITEMS = ("ftracetest", conformance.PLAN_ITEM)
 
 
+def died_booting(run):
+    """The panic of a guest that crashed before its /init printed anything
+    (no "@@ftlab" line): the kernel's boot itself failed, as QEMU's TCG
+    sometimes makes it under load ("IO-APIC + timer doesn't work!"), not
+    the learner's code, which no check had run yet. None otherwise."""
+    if run.status != "crash" or any(l.strip().startswith("@@ftlab ") for l in run.lines):
+        return None
+    return next((l.strip() for l in run.lines if "Kernel panic" in l),
+                run.problem[0].strip() if run.problem else "a crash")
+
+
 def plain_boot(session, k, items, tag, ran):
+    """One boot of k with plan items, taken into ran. A boot that panics
+    before any check ran (died_booting) runs once more, and says so."""
     run, report = session.boot(k, items, tag)
+    panic = died_booting(run)
+    if panic:
+        ui.step(f"the guest panicked while booting, before any check ran ({panic}; "
+                f"console: {os.path.relpath(run.log)}): booting it once more")
+        run, report = session.boot(k, items, tag + "-again")
     ran.take(report, run.lines, [] if run.ok else run.explain(), f"{tag} ({', '.join(items)})",
              in_log=run.status == "kernel-report")
 
@@ -470,15 +506,16 @@ def gdb_boot(session, k, cp, ran, only=None):
     return ok, evidence
 
 
-def rerun_plan(ran, labs):
-    """The next boot after a crash: each plain lab with checks still to run,
-    whole when none of its checks ran, else its next check alone (a boot
-    runs a lab once: the guest's report keeps one run per lab)."""
+def rerun_plan(ran, labs, kid=None):
+    """The next boot after a crash: each plain lab with checks still to run
+    (of those kernel kid runs), whole when none of its checks ran, else
+    its next check alone (a boot runs a lab once: the guest's report
+    keeps one run per lab)."""
     items = []
     for cp in labs:
-        missing = ran.missing(cp)
+        missing = ran.missing(cp, kid)
         if missing and not cp.needs_gdb:
-            whole = len(missing) == len(cp.checks())
+            whole = len(missing) == len(cp.checks(kid))
             items.append(protocol.lab_item(cp.number, None if whole else missing[0]))
     return items
 
@@ -504,7 +541,7 @@ def run_labs(session, k, number, labs, tag):
         progress = len(ran.checks) + len(ran.hit)
         plain_boot(session, k, items, tag + (f"-rerun{boots}" if boots else ""), ran)
         boots += 1
-        items = rerun_plan(ran, labs)
+        items = rerun_plan(ran, labs, k.id)
         if len(ran.checks) + len(ran.hit) == progress:
             break       # it crashed before any check began: the rest did not run
         if items:
@@ -514,7 +551,7 @@ def run_labs(session, k, number, labs, tag):
         if cp.number == number:    # gdb.expected is the script's output on its own checkpoint
             gdb_tests.append(Test(f"gdb{cp.number:02d}", f"gdb lab {cp.number:02d}: what its "
                                   "script prints", REGRESSION, ok, evidence=evidence))
-        for ident in ran.missing(cp):
+        for ident in ran.missing(cp, k.id):
             gdb_boot(session, k, cp, ran, only=ident)
     return ran, gdb_tests
 
@@ -530,26 +567,43 @@ STRESS_FROM = 6
 FRAME_RE = re.compile(r"\b([A-Za-z_][\w.]*\+0x[0-9a-f]+/0x[0-9a-f]+)")
 
 
-def leaks_by_hole(leak_lines, hole_list):
+def leaks_by_hole(leak_lines, hole_list, inlined=None):
     """kmemleak's report split into its objects ("unreferenced object"
-    and the lines after it), each charged to the first hole whose
-    function its allocation's call trace names: ({hole: lines},
-    [lines of the objects no hole's function allocated])."""
+    and the lines after it), each charged to the hole whose function
+    allocated it: the first frame of its allocation's call trace that is
+    a hole's function, or has one inlined in it (inlined: {frame:
+    [(function, place)]}, innermost first, kbuild.Kernel.inlined; a
+    static function such as event_probe_add() is often inlined in its
+    caller). Returns ({hole: lines}, [lines of the objects no hole's
+    function allocated]). The lines before the first object (kmemleak's
+    "N new suspected memory leaks", which the scan writes to the kernel
+    log) belong to none."""
+    inlined = inlined or {}
     objects = []
     for line in leak_lines:
-        if "unreferenced object" in line or not objects:
+        if "unreferenced object" in line:
             objects.append([])
-        objects[-1].append(line)
+        if objects:
+            objects[-1].append(line)
+    by_function = {h.function: h for h in hole_list}
     placed, unplaced = {}, []
     for obj in objects:
-        text = "\n".join(obj)
-        hole = next((h for h in hole_list if re.search(rf"\b{re.escape(h.function)}\+", text)),
-                    None)
+        hole = None
+        for frame in FRAME_RE.findall("\n".join(obj)):
+            names = [f for f, _place in inlined.get(frame, [])] + [frame.split("+")[0]]
+            hole = next((by_function[n] for n in names if n in by_function), None)
+            if hole is not None:
+                break
         if hole is None:
             unplaced += obj
         else:
             placed.setdefault(hole, []).extend(obj)
     return placed, unplaced
+
+
+def frames_of(lines, most=20):
+    """The distinct call-trace frames ("func+0x1c/0x50") of report lines."""
+    return list(dict.fromkeys(FRAME_RE.findall("\n".join(lines))))[:most]
 
 
 class DebugRun:
@@ -562,7 +616,8 @@ class DebugRun:
         self.k, self.ran, self.cp, self.faddr2line = k, ran, cp, faddr2line
         self.label = k.label
         self.recorded = labgrade.load_debug_differences()
-        placed, self.unplaced_leaks = leaks_by_hole(ran.leaks, holes.load(cp))
+        inlined = k.inlined(frames_of(ran.leaks, 200), faddr2line) if ran.leaks else {}
+        placed, self.unplaced_leaks = leaks_by_hole(ran.leaks, holes.load(cp), inlined)
         self.leaking = {}
         for hole, lines in placed.items():
             for ident in hole.checks:
@@ -590,18 +645,25 @@ class DebugRun:
 
     def where(self, lines):
         """A report's first lines, then the file:line of its first frames
-        in kernel/trace/ (the code a learner writes is there)."""
-        frames = list(dict.fromkeys(FRAME_RE.findall("\n".join(lines))))[:20]
-        found = self.k.where(frames, self.faddr2line)
-        ours = [f"  {frame} at {place}" for frame, place in found.items()
-                if place.startswith("kernel/trace/")][:3]
-        return lines[:14] + (["where, in kernel/trace/:"] + ours if ours else [])
+        in kernel/trace/ (the code a learner writes is there): the
+        innermost function of kernel/trace/ inlined at each, named when
+        it is not the frame's own."""
+        found = self.k.inlined(frames_of(lines), self.faddr2line)
+        ours = []
+        for frame, chain in found.items():
+            function, place = next(((f, p) for f, p in chain if p.startswith("kernel/trace/")),
+                                   (None, None))
+            if place:
+                inline = "" if function == frame.split("+")[0] else f" (in {function}(), inlined)"
+                ours.append(f"  {frame} at {place}{inline}")
+        return lines[:14] + (["where, in kernel/trace/:"] + ours[:3] if ours else [])
 
 
-def debug_pass(session, k, number, points):
+def debug_pass(session, k, number, points, stress=True):
     """make grade's run on the debug variant of the learner's kernel k: lab
-    N (and, from STRESS_FROM on, the stress test). Returns (DebugRun,
-    its Tests: the run's own regression line, the stress test)."""
+    N (and, from STRESS_FROM on, the stress test, unless not 'stress').
+    Returns (DebugRun, its Tests: the run's own regression line, the
+    stress test)."""
     cp = series.lookup(number)
     kd = session.kernel(k.id.with_variant("debug"))
     ran, _gdb = run_labs(session, kd, number, [cp], f"grade{number:02d}-{kd.name}")
@@ -611,7 +673,7 @@ def debug_pass(session, k, number, points):
                  + debug.unplaced_leaks[:20] if debug.unplaced_leaks else [])
     tests = [Test("debug.run", f"lab {number:02d} on {kd.label}: no report outside its checks",
                   REGRESSION, not evidence, evidence=evidence)]
-    if number >= STRESS_FROM:
+    if number >= STRESS_FROM and stress:
         run, result = robust.run_stress(session, kd)
         problems = run.explain() if not run.ok else robust.stress_problems(result, kd.smp)
         tests.append(stress_test(number, points, problems, kd.smp))
@@ -682,7 +744,7 @@ def reference_run(session, corpus):
 
 
 def grade(session, number, kernel=None, results_dir=None, patch=None, debug=True,
-          quick=False):
+          quick=False, quick_debug=False):
     """make grade N: boot the learner's kernel, score it, print the table,
     write the reports (results_dir). kernel: the learner's built
     kbuild.Kernel (make grade builds it after saving the work); None:
@@ -690,17 +752,23 @@ def grade(session, number, kernel=None, results_dir=None, patch=None, debug=True
     diff (work/NN.patch). debug: lab N runs on the kernel's debug variant
     too (debug_pass), where any report fails the check it hit. quick
     (make grade N QUICK=1): lab N alone on the plain kernel, a progress
-    check with no score. Returns the exit code: 0 when every test
-    passed."""
+    check with no score; with quick_debug (QUICK=1 DEBUG=1) lab N on the
+    debug kernel too, as the full grade runs it but for the stress test.
+    Returns the exit code: 0 when every test passed."""
     session.prepare()
     cp = series.lookup(number)
     points = load_points(cp)
     k = kernel or session.kernel(KernelId.of(number))
     if quick:
         ran, _gdb = run_labs(session, k, number, [cp], f"grade{number:02d}-{k.name}-quick")
-        tests = lab_tests(ran, cp, number, points) + run_tests(ran)
+        debug_run, debug_tests = (debug_pass(session, k, number, points, stress=False)
+                                  if quick_debug else (None, []))
+        tests = (lab_tests(ran, cp, number, points, debug_run, plain_only=not quick_debug)
+                 + debug_tests + run_tests(ran))
+        how = "on the plain and the debug kernel (QUICK=1 DEBUG=1)" if quick_debug else \
+            "(QUICK=1)"
         print()
-        for line in table(tests, number, f"{cp.title}, lab {number:02d} alone (QUICK=1)",
+        for line in table(tests, number, f"{cp.title}, lab {number:02d} alone {how}",
                           f"Lab {number:02d}'s points (the score is make grade {number}'s)"):
             print(line)
         return 0 if all(t.ok for t in tests) else 1

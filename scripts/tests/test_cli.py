@@ -63,13 +63,21 @@ class LabChecks(unittest.TestCase):
                 'guard two "still there" two_fn\n'
                 'replaced_at 1 cost "every function traced" cost\n'
                 'ours_only nn "no WARN" nn_fn\n'
+                'module_check mod "a module stays" mod_fn\n'
                 '# check commented "not a registration" x\n'
                 '\tcheck inside "a call in a function" y\n')
         got = [(c.id, c.kind, c.title) for c in series.parse_registrations(text)]
         self.assertEqual(got, [("one", "check", "a probe patches one function"),
                                ("two", "guard", "still there"),
                                ("cost", "replaced-at-1", "every function traced"),
-                               ("nn", "ours-only", "no WARN")])
+                               ("nn", "ours-only", "no WARN"),
+                               ("mod", "check", "a module stays")])
+        found = series.parse_registrations(text)
+        self.assertEqual([c.id for c in found if c.modules], ["mod"])
+        plain, debug = K.of(3), K.of(3, "debug")
+        self.assertEqual([c.runs_on(plain) for c in found], [True] * 4 + [False])
+        self.assertTrue(all(c.runs_on(debug) for c in found))
+        self.assertFalse(found[-1].runs_on(K.of(3, "kcsan")))
 
     def test_every_lab_registers_what_its_expected_file_holds(self):
         from labkit import grade, series
@@ -353,6 +361,12 @@ class ConflictingArguments(MakeDry):
         self.assertIn("SEED= goes with", self.refused("lab", "1", "SEED=3"))
         self.assertIn("KERNEL= goes with", self.refused("list", "KERNEL=1"))
         self.assertIn("make robust N", self.refused("robust", "1", "KERNEL=0"))
+
+    def test_a_debug_grade_is_a_quick_one(self):
+        args = self.parsed("grade", "3", "QUICK=1", "DEBUG=1")
+        self.assertEqual((args.quick, args.debug), (True, True))
+        self.assertIn("DEBUG=1 goes with 'make grade N QUICK=1'",
+                      self.refused("grade", "3", "DEBUG=1"))
 
     def test_kcsan_goes_alone(self):
         """KCSAN kernels are a variant of their own: not with the debug

@@ -140,15 +140,17 @@ class ApplyTest(unittest.TestCase):
         self.assertIn("found 2 times", str(e.exception))
 
 
-def lab_console(number, outputs, ended=True):
-    """A guest's console for lab N: each check of its expected file
-    printing outputs.get(id, its expected lines)."""
+def lab_console(number, outputs, ended=True, skip=()):
+    """A guest's console for lab N: each check of its expected file (but
+    those of skip) printing outputs.get(id, its expected lines)."""
     cp = series.lookup(number)
     expected = grade.load_expected(cp.lab_dir)
     kinds = {c.id: c.kind for c in cp.checks()}
     key = f"{number:02d}"
     lines = [f"@@ftlab lab-begin {key}"]
     for ident in grade.check_ids(expected):
+        if ident in skip:
+            continue
         lines.append(f"@@ftlab check-begin {key} {ident} {kinds[ident]} {ident}")
         lines += outputs.get(ident, expected[ident])
         lines.append(f"@@ftlab check-end {key} {ident} rc=0")
@@ -193,7 +195,17 @@ class DecisionTest(unittest.TestCase):
         self.assertEqual(failed, ["errors"])
         lines = lab_console(3, {})[:3]      # the run died in the first check
         failed = mutants.failed_checks(protocol.parse(lines), self.cp, KernelId.of(3))
-        self.assertEqual(failed, grade.check_ids(grade.load_expected(self.cp.lab_dir)))
+        # but the module check, which the plain kernel does not run
+        self.assertEqual(failed, [i for i in grade.check_ids(grade.load_expected(self.cp.lab_dir))
+                                  if i != "module-ref"])
+        failed = mutants.failed_checks(protocol.parse(lines), self.cp, KernelId.of(3, "debug"))
+        self.assertIn("module-ref", failed)
+
+    def test_a_module_check_is_expected_only_on_a_kernel_with_modules(self):
+        report = protocol.parse(lab_console(3, {}, skip=("module-ref",)))
+        self.assertEqual(mutants.failed_checks(report, self.cp, KernelId.of(3)), [])
+        self.assertEqual(mutants.failed_checks(report, self.cp, KernelId.of(3, "debug")),
+                         ["module-ref"])
 
     def test_a_known_miss_is_skipped_an_unknown_one_fails(self):
         from labkit import ui

@@ -12,6 +12,7 @@ from unittest import mock
 from labkit import conformance, ftmatrix, grade, protocol, qemu, series, ui
 from labkit import studentgrade as sg
 from labkit.errors import HarnessError
+from labkit.kernels import KernelId as K
 
 try:
     from labkit import results
@@ -118,8 +119,10 @@ class Crashes(unittest.TestCase):
                          ["the kernel crashed: WARNING at ftrace.c"])
         self.assertEqual(ran.problems, [])
         cp = series.lookup(LAB)
-        self.assertEqual(ran.missing(cp), ["disable-count", "removal", "several", "errors",
-                                           "any-event"])
+        self.assertEqual(ran.missing(cp, K.of(LAB)),
+                         ["disable-count", "removal", "several", "errors", "any-event"])
+        # the module check runs on a kernel with modules alone
+        self.assertEqual(ran.missing(cp, K.of(LAB, "debug"))[-1], "module-ref")
 
     def test_a_problem_after_every_check_ended_is_the_runs(self):
         ran = sg.Ran()
@@ -129,6 +132,32 @@ class Crashes(unittest.TestCase):
         self.assertEqual(ran.problems, [("boot", ["lockdep: possible circular locking"])])
         tests = sg.run_tests(ran)
         self.assertEqual([(t.ok, t.group) for t in tests], [(False, sg.REGRESSION)])
+
+    def test_a_boot_that_panics_before_any_check_runs_once_more(self):
+        panic = qemu.Run("crash", ["Booting the kernel.", "Kernel panic - not syncing: IO-APIC + "
+                                   "timer doesn't work!  Boot with apic=debug"], "b.log", 3,
+                         ["Kernel panic - not syncing: IO-APIC + timer doesn't work!"])
+        self.assertIn("IO-APIC + timer", sg.died_booting(panic))
+        rep, lines = report(("03", "until-hit", ["ok"], None))
+        self.assertIsNone(sg.died_booting(qemu.Run("crash", lines, "b.log", 3, ["BUG: x"])))
+        self.assertIsNone(sg.died_booting(qemu.Run("timeout", [], "b.log", 3)))
+        good = qemu.Run("done", ["@@ftlab done"], "b.log", 3)
+        session = mock.Mock()
+        session.boot.side_effect = [(panic, protocol.parse(panic.lines)),
+                                    (good, protocol.parse(good.lines))]
+        ran = sg.Ran()
+        with mock.patch.object(ui, "step") as step:
+            sg.plain_boot(session, mock.Mock(), ["lab:03"], "grade03", ran)
+        self.assertEqual([c.args[-1] for c in session.boot.call_args_list],
+                         ["grade03", "grade03-again"])
+        self.assertIn("booting it once more", step.call_args.args[0])
+        self.assertEqual(ran.problems, [])
+        # only once: a second panic is the run's problem
+        session.boot.side_effect = [(panic, protocol.parse(panic.lines))] * 2
+        ran = sg.Ran()
+        with mock.patch.object(ui, "step"):
+            sg.plain_boot(session, mock.Mock(), ["lab:03"], "grade03", ran)
+        self.assertEqual(len(ran.problems), 1)
 
     def test_a_clean_run_leaves_no_problem(self):
         ran = sg.Ran()
@@ -158,12 +187,23 @@ class Crashes(unittest.TestCase):
         self.assertTrue(tests["lab03.errors"].ok)
 
 
+def debug_of(ran, leaks=()):
+    """A DebugRun of lab LAB on a learner's debug kernel that printed what
+    'ran' holds, with kmemleak's report 'leaks'."""
+    ran.leaks = list(leaks)
+    k = mock.Mock(label="your checkpoint 3 (debug)")
+    k.inlined.return_value = {
+        "event_probe_add+0x4d/0x120": [("event_probe_add", "kernel/trace/trace_events.c:812")],
+        "kmalloc_trace+0x2/0x9": [("kmalloc_trace", "mm/slab_common.c:1")]}
+    return sg.DebugRun(k, ran, series.lookup(LAB), "faddr2line")
+
+
 class LabTests(unittest.TestCase):
     def test_the_reference_scores_full_marks(self):
         cp = series.lookup(LAB)
         tests = []
         for lab in series.checkpoints()[:LAB + 1]:
-            tests += sg.lab_tests(reference_ran(LAB), lab, LAB, {})
+            tests += sg.lab_tests(reference_ran(LAB), lab, LAB, {}, debug_of(reference_ran(LAB)))
         self.assertTrue(all(t.ok for t in tests), [t for t in tests if not t.ok])
         earned, possible = sg.score(tests)
         feature = [c for c in cp.checks() if c.kind == "check"]
@@ -206,11 +246,38 @@ class DebugKernel(unittest.TestCase):
     a leak of a hole its checks need, fails the check, and says where."""
 
     def debug_run(self, ran, leaks=()):
-        ran.leaks = list(leaks)
-        k = mock.Mock(label="your checkpoint 3 (debug)")
-        k.where.return_value = {"event_probe_add+0x4d/0x120": "kernel/trace/trace_events.c:812",
-                                "kmalloc_trace+0x2/0x9": "mm/slab_common.c:1"}
-        return sg.DebugRun(k, ran, series.lookup(LAB), "faddr2line")
+        return debug_of(ran, leaks)
+
+    def test_a_module_check_is_graded_on_the_debug_kernel_alone(self):
+        cp = series.lookup(LAB)
+        plain = reference_ran(LAB)
+        del plain.checks[("03", "module-ref")]     # the plain kernel has no modules
+        tests = {t.name: t for t in sg.lab_tests(plain, cp, LAB, {},
+                                                 self.debug_run(reference_ran(LAB)))}
+        t = tests["lab03.module-ref"]
+        self.assertEqual((t.ok, t.earned, t.points, t.group), (True, 10, 10, "lab 03"))
+        # a module unloaded under the probe: the debug run's output differs
+        debug_ran = reference_ran(LAB)
+        out = debug_ran.checks[("03", "module-ref")].output
+        out[out.index("rmmod trace_events_sample with the probe: Resource temporarily "
+                      "unavailable")] = "rmmod trace_events_sample with the probe: ok"
+        t = {t.name: t for t in sg.lab_tests(plain, cp, LAB, {},
+                                             self.debug_run(debug_ran))}["lab03.module-ref"]
+        self.assertEqual((t.ok, t.earned), (False, 0))
+        self.assertIn("on your checkpoint 3 (debug):", t.evidence)
+        self.assertIn("+rmmod trace_events_sample with the probe: ok", t.evidence)
+        # QUICK=1 (the plain kernel alone) has no line for it; a later
+        # grade (lab 03 as a regression) neither, as its debug pass runs lab N
+        quick = {t.name for t in sg.lab_tests(plain, cp, LAB, {}, plain_only=True)}
+        self.assertNotIn("lab03.module-ref", quick)
+        self.assertIn("lab03.errors", quick)
+        later = {t.name for t in sg.lab_tests(reference_ran(6), cp, 6, {})}
+        self.assertNotIn("lab03.module-ref", later)
+        # without a debug run it cannot pass
+        t = {t.name: t for t in sg.lab_tests(plain, cp, LAB, {})}["lab03.module-ref"]
+        self.assertFalse(t.ok)
+        # and it is never free: the skeleton's plain kernel cannot run it
+        self.assertNotIn("module-ref", sg.free_checks(cp))
 
     def test_a_clean_debug_run_changes_nothing(self):
         cp = series.lookup(LAB)
@@ -248,6 +315,37 @@ class DebugKernel(unittest.TestCase):
             self.assertIn(f"memory that {hole.function}() allocated is never freed (kmemleak):",
                           tests[f"lab03.{ident}"].evidence)
         self.assertIn("    some_other_function+0x1/0x2", debug.unplaced_leaks)
+
+    def test_a_leak_in_an_inlined_hole_is_charged_to_it(self):
+        cp = series.lookup(LAB)
+        by_name = {h.function: h for h in holes_of(cp)}
+        leak = ["unreferenced object 0xffff888000baf400 (size 32):", "  backtrace:",
+                "    [<(____ptrval____)>] kmalloc_trace+0x28/0x5e",
+                "    [<(____ptrval____)>] event_probe_callback+0x27e/0x4b6",
+                "    [<(____ptrval____)>] ftrace_process_regex+0x1c3/0x21a"]
+        inlined = {"event_probe_callback+0x27e/0x4b6": [
+            ("kzalloc", "include/linux/slab.h:699"),
+            ("event_probe_add", "kernel/trace/trace_events.c:3697"),
+            ("event_probe_callback", "kernel/trace/trace_events.c:3775")]}
+        placed, _ = sg.leaks_by_hole(leak, list(by_name.values()), inlined)
+        self.assertEqual(list(placed), [by_name["event_probe_add"]])
+        placed, _ = sg.leaks_by_hole(leak, list(by_name.values()))
+        self.assertEqual(list(placed), [by_name["event_probe_callback"]])
+        k = mock.Mock(label="your checkpoint 3 (debug)")
+        k.inlined.return_value = inlined
+        debug = sg.DebugRun(k, reference_ran(LAB), cp, "faddr2line")
+        self.assertIn("  event_probe_callback+0x27e/0x4b6 at kernel/trace/trace_events.c:3697 "
+                      "(in event_probe_add(), inlined)", debug.where(leak))
+
+    def test_kmemleaks_own_line_is_no_leak(self):
+        hole = next(h for h in holes_of(series.lookup(LAB)) if h.checks)
+        leaks = ["kmemleak: 1 new suspected memory leaks (see /sys/kernel/debug/kmemleak)",
+                 "ftlab-mark: kmemleak",
+                 "unreferenced object 0xffff888003a1b2c0 (size 64):", "  backtrace:",
+                 f"    {hole.function}+0x4d/0x120"]
+        placed, unplaced = sg.leaks_by_hole(leaks, [hole])
+        self.assertEqual(placed, {hole: leaks[2:]})
+        self.assertEqual(unplaced, [])
 
     def test_a_report_in_the_log_is_charged_to_the_check_that_ran(self):
         ran = sg.Ran()
