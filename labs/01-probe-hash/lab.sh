@@ -103,3 +103,43 @@ remove_kind() {
 	echo "after sync ran ksys_sync: tracing_on=$(cat tracing_on)"
 }
 check remove-kind "removing one probe kind leaves the other patched and firing" remove_kind
+
+# A kind on two functions loses one: its filter is rebuilt from the
+# probes left (build_probe_filter() in ftrace.c, called with nothing to
+# add), so the other function stays patched, and only it. A filter
+# built empty would mean "every function".
+remove_function() {
+	try_write 'vfs_fsync:traceoff' set_ftrace_filter
+	try_write 'ksys_sync:traceoff' set_ftrace_filter
+	try_write '!vfs_fsync:traceoff' set_ftrace_filter
+	echo "probes left:"
+	grep : set_ftrace_filter
+	if [ "$(traced_functions)" = ksys_sync ]; then
+		echo "functions patched: ksys_sync alone"
+	elif traced_functions | grep -qx ksys_sync; then
+		echo "functions patched: ksys_sync and others"
+	else
+		echo "functions patched: not ksys_sync"
+	fi
+}
+check remove-function "removing one function of a kind leaves its other function patched, and only it" remove_function
+
+# The dispatcher finds the probe of the function that was hit among the
+# entries of its bucket (function_probe_dispatch() in ftrace.c): a kind
+# with many functions has several in some of its 128 buckets. ksys_sync
+# gets a counted traceon first, then some 570 functions of driver-model
+# and CPU-vendor code, which nothing calls while the check runs, get one
+# each: those that land in ksys_sync's bucket go before it there
+# (hash_add_rcu() adds at the head). With tracing_on at 0, sync must use
+# up ksys_sync's count, and no other.
+bucket() {
+	try_write 'ksys_sync:traceon:1' set_ftrace_filter
+	for _g in device intel kernfs sysfs devm fwnode platform bus driver class; do
+		setup "${_g}_*:traceon:1" set_ftrace_filter
+	done
+	echo 0 > tracing_on
+	sync
+	echo "after sync: tracing_on=$(cat tracing_on)"
+	echo "probes whose count was used:" $(grep ':count=0$' set_ftrace_filter | cut -d: -f1)
+}
+guard bucket "many probes of one kind: sync uses up ksys_sync's count, not another's" bucket

@@ -115,3 +115,37 @@ errors() {
 	echo nop > current_tracer
 }
 check errors "bad count, notrace, unknown function: EINVAL; under irqsoff the probe does not swap" errors
+
+# A count that reads as negative: an empty one (the count slot keeps
+# its initial -1, see ftrace_snapshot_callback()), or 2^63 and more,
+# which kstrtoul() parses into the same slot. A counted snapshot probe
+# whose count is below zero never swaps and keeps its count
+# (ftrace_snapshot_count() in kernel/trace/trace_functions.c).
+empty_count() {
+	free_snapshot
+	setup 'ksys_sync:snapshot:' set_ftrace_filter
+	mark "before sync"
+	sync
+	mark "after sync"
+	probes
+	messages snapshot
+	messages trace
+}
+check empty-count "ksys_sync:snapshot: (an empty count, -1) never swaps and keeps its count" empty_count
+
+# "echo 0 > snapshot" frees the buffer under a probe. The probe runs in
+# the traced function, where it must not allocate one (the dispatcher
+# has preemption disabled): tracing_snapshot_instance() finds no buffer,
+# says so in the trace and turns tracing off.
+freed() {
+	free_snapshot
+	setup 'ksys_sync:snapshot' set_ftrace_filter
+	free_snapshot
+	mark "before sync"
+	sync
+	echo "tracing_on: $(cat tracing_on)"
+	snapshot_state
+	echo "lines saying SNAPSHOT NOT ALLOCATED: $(grep -c 'SNAPSHOT NOT ALLOCATED' trace)"
+	messages snapshot
+}
+check freed "a hit after echo 0 > snapshot freed the buffer: no swap, no allocation, tracing stops" freed
