@@ -340,3 +340,28 @@ marker() {
 	show $PRINT/trigger
 }
 check marker "traceoff on ftrace/print: the first write to trace_marker is recorded, then tracing stops" marker
+
+# A trigger goes on its event's list once its command is ready: until
+# then no hit can run it. enable_event's init (event_enable_trigger_init())
+# registers its target's tracepoint, which allocates (allocate_probes()
+# in kernel/tracepoint.c): a kmalloc of the writing shell itself, while
+# kmalloc is in trigger mode already (a stacktrace trigger whose filter
+# never matches). Only the kmalloc of reading the list (its seq_file
+# buffer) may take a count: 100 becomes 99.
+init_first() {
+	my_pid
+	setup 'stacktrace if bytes_req == 12345678' $KMALLOC/trigger
+	setup "enable_event:sched:sched_process_fork:100 if common_pid == $MY_PID" $KMALLOC/trigger
+	if [ ! -e $KMALLOC/trigger ]; then
+		echo "$KMALLOC/trigger: no such file"
+		return
+	fi
+	_listed="no enable_event trigger"
+	while read -r _l; do
+		case $_l in
+		enable_event*)	_listed=${_l% if common_pid == $MY_PID} ;;
+		esac
+	done < $KMALLOC/trigger
+	echo "listed: $_listed"
+}
+check init-first "a trigger takes no hit before its command's init ran: enable_event's own setup uses no count" init_first
