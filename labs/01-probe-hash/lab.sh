@@ -124,22 +124,30 @@ remove_function() {
 }
 check remove-function "removing one function of a kind leaves its other function patched, and only it" remove_function
 
-# The dispatcher finds the probe of the function that was hit among the
-# entries of its bucket (function_probe_dispatch() in ftrace.c): a kind
-# with many functions has several in some of its 128 buckets. ksys_sync
-# gets a counted traceon first, then some 570 functions of driver-model
-# and CPU-vendor code, which nothing calls while the check runs, get one
-# each: those that land in ksys_sync's bucket go before it there
-# (hash_add_rcu() adds at the head). With tracing_on at 0, sync must use
-# up ksys_sync's count, and no other.
+# A kind with many functions: its ops patches exactly them, and the
+# dispatcher finds the probe of the function that was hit among the
+# entries of its bucket (function_probe_dispatch() in ftrace.c), several
+# in some of its 128 buckets. ksys_sync gets a counted traceon first,
+# then some 570 functions of driver-model and CPU-vendor code, which
+# nothing calls while the check runs, get one each: those that land in
+# ksys_sync's bucket go before it there (hash_add_rcu() adds at the
+# head). With tracing_on at 0, sync must use up ksys_sync's count, and
+# no other.
 bucket() {
 	try_write 'ksys_sync:traceon:1' set_ftrace_filter
 	for _g in device intel kernfs sysfs devm fwnode platform bus driver class; do
 		setup "${_g}_*:traceon:1" set_ftrace_filter
 	done
+	grep ':traceon:count=1$' set_ftrace_filter | cut -d: -f1 | sort -u > /tmp/probed
+	traced_functions > /tmp/traced
+	if cmp -s /tmp/probed /tmp/traced; then
+		echo "functions patched: exactly the probed ones"
+	else
+		echo "functions patched: NOT exactly the probed ones"
+	fi
 	echo 0 > tracing_on
 	sync
 	echo "after sync: tracing_on=$(cat tracing_on)"
 	echo "probes whose count was used:" $(grep ':count=0$' set_ftrace_filter | cut -d: -f1)
 }
-guard bucket "many probes of one kind: sync uses up ksys_sync's count, not another's" bucket
+check bucket "a kind on some 570 functions patches exactly them; sync uses up ksys_sync's count, no other's" bucket
