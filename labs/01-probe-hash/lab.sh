@@ -103,3 +103,56 @@ remove_kind() {
 	echo "after sync ran ksys_sync: tracing_on=$(cat tracing_on)"
 }
 check remove-kind "removing one probe kind leaves the other patched and firing" remove_kind
+
+# A kind on two functions loses one: its filter is rebuilt from the
+# probes left (build_probe_filter() in ftrace.c, called with nothing to
+# add), so the other function stays patched, and only it. A filter
+# built empty would mean "every function".
+remove_function() {
+	try_write 'vfs_fsync:traceoff' set_ftrace_filter
+	try_write 'ksys_sync:traceoff' set_ftrace_filter
+	try_write '!vfs_fsync:traceoff' set_ftrace_filter
+	echo "probes left:"
+	grep : set_ftrace_filter
+	if [ "$(traced_functions)" = ksys_sync ]; then
+		echo "functions patched: ksys_sync alone"
+	elif traced_functions | grep -qx ksys_sync; then
+		echo "functions patched: ksys_sync and others"
+	else
+		echo "functions patched: not ksys_sync"
+	fi
+}
+check remove-function "removing one function of a kind leaves its other function patched, and only it" remove_function
+
+# A kind with many functions: its ops patches exactly them, and the
+# dispatcher finds the probe of the function that was hit among the
+# entries of its bucket (function_probe_dispatch() in ftrace.c), several
+# in some of its 128 buckets. ksys_sync gets a counted traceon first,
+# then some 570 functions of driver-model and CPU-vendor code, which
+# nothing calls while the check runs, get one each: those that land in
+# ksys_sync's bucket go before it there (hash_add_rcu() adds at the
+# head). With tracing_on at 0, sync must use up ksys_sync's count, and
+# no other.
+bucket() {
+	try_write 'ksys_sync:traceon:1' set_ftrace_filter
+	for _g in device intel kernfs sysfs devm fwnode platform bus driver class; do
+		setup "${_g}_*:traceon:1" set_ftrace_filter
+	done
+	grep ':traceon:count=1$' set_ftrace_filter | cut -d: -f1 | sort -u > /tmp/probed
+	traced_functions > /tmp/traced
+	if cmp -s /tmp/probed /tmp/traced; then
+		echo "functions patched: exactly the probed ones"
+	else
+		echo "functions patched: NOT exactly the probed ones"
+	fi
+	echo 0 > tracing_on
+	sync
+	echo "after sync: tracing_on=$(cat tracing_on)"
+	echo "probes whose count was used:" $(grep ':count=0$' set_ftrace_filter | cut -d: -f1)
+	# one removal per glob: the reset between checks removes probes one
+	# by one, slow for hundreds on the debug kernel
+	for _g in device intel kernfs sysfs devm fwnode platform bus driver class; do
+		echo "!${_g}_*:traceon:0" 2>/dev/null >> set_ftrace_filter
+	done
+}
+check bucket "a kind on some 570 functions patches exactly them; sync uses up ksys_sync's count, no other's" bucket

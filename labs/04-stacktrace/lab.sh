@@ -96,6 +96,8 @@ errors() {
 	try_write '!vfs_fsync:stacktrace' set_ftrace_filter
 	try_write '!kernel_clone:stacktrace:0' set_ftrace_filter
 	try_write 'kernel_clone:stacktrace' set_ftrace_notrace
+	# and a function with no probe yet: refused for the file alone
+	try_write 'ksys_sync:stacktrace' set_ftrace_notrace
 	probes
 }
 check errors "a probe already there, a bad count, no such function, notrace: EINVAL/ENODEV" errors

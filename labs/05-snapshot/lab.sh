@@ -143,3 +143,20 @@ freed() {
 	probes
 }
 check freed "irqsoff, then nop frees the buffer under the probe; its next hit stops tracing" freed
+
+# A count that reads as negative: an empty one (the count slot keeps
+# its initial -1, see ftrace_snapshot_callback()), or 2^63 and more,
+# which kstrtoul() parses into the same slot. A counted snapshot probe
+# whose count is below zero never swaps and keeps its count
+# (ftrace_snapshot_count() in kernel/trace/trace_functions.c).
+empty_count() {
+	free_snapshot
+	setup 'ksys_sync:snapshot:' set_ftrace_filter
+	mark "before sync"
+	sync
+	mark "after sync"
+	probes
+	messages snapshot
+	messages trace
+}
+check empty-count "ksys_sync:snapshot: (an empty count, -1) never swaps and keeps its count" empty_count

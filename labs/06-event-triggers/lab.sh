@@ -390,3 +390,35 @@ module_trigger() {
 	echo "events/sample-trace after rmmod: $([ -d events/sample-trace ] && echo present || echo gone)"
 }
 module_check module-trigger "enable_event on a module's event holds the module until the trigger is removed" module_trigger
+
+# A trigger goes on its event's list once its command is ready: until
+# then no hit can run it. enable_event's init (event_enable_trigger_init())
+# puts its target into soft mode, 0*, and registers the target's
+# tracepoint, which allocates (allocate_probes() in kernel/tracepoint.c):
+# a kmalloc of the writing shell itself, while kmalloc is in trigger
+# mode already (a stacktrace trigger whose filter never matches). That
+# kmalloc must not run the new trigger: the target reads 0* until the
+# shell allocates again, which reading the list does (its seq_file
+# buffer): 1*, and the count drops from 100 to 99. Reading an enable
+# file allocates nothing.
+init_first() {
+	my_pid
+	setup 'stacktrace if bytes_req == 12345678' $KMALLOC/trigger
+	setup "enable_event:sched:sched_process_fork:100 if common_pid == $MY_PID" $KMALLOC/trigger
+	if [ ! -e $KMALLOC/trigger ]; then
+		echo "$KMALLOC/trigger: no such file"
+		return
+	fi
+	read -r _v < events/sched/sched_process_fork/enable
+	echo "sched_process_fork once the trigger is added: $_v"
+	_listed="no enable_event trigger"
+	while read -r _l; do
+		case $_l in
+		enable_event*)	_listed=${_l% if common_pid == $MY_PID} ;;
+		esac
+	done < $KMALLOC/trigger
+	echo "listed: $_listed"
+	read -r _v < events/sched/sched_process_fork/enable
+	echo "sched_process_fork after a read of the list: $_v"
+}
+check init-first "a trigger takes no hit before its command's init ran: enable_event's own setup leaves its target off" init_first

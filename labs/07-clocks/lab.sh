@@ -429,5 +429,9 @@ dump_errors() {
 	try_write '!ksys_sync:dump' set_ftrace_filter
 	try_write '!ksys_sync:cpudump' set_ftrace_filter
 	probes
+	# the refusals of the guard dump-refusals, scored here
+	try_write 'ksys_sync:cpudump' set_ftrace_notrace
+	try_write 'no_such_function_xyz:dump' set_ftrace_filter
+	probes
 }
 check dump-errors "dump and cpudump: README lines, removal errors, the forced count, removal" dump_errors
