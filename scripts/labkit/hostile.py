@@ -508,13 +508,20 @@ def probe_keys(listing):
 
 
 def trigger_keys(listing):
-    """{(command, target)} of a trigger file's entries."""
+    """{(command, target)} of a trigger file's entries. A filter keeps a
+    newline written inside it, so an entry with a filter may go on over
+    the next lines of the listing: a line after it that does not start
+    with a command is more of that filter, not an entry."""
     keys = set()
+    in_filter = False
     for line in listing:
         if line.startswith("#") or not line.strip():
             continue
         body = line.split(" if ", 1)[0]
         parts = body.split(":")
+        if in_filter and parts[0] not in TRIGGER_CMDS:
+            continue
+        in_filter = " if " in line
         target = ":".join(parts[1:3]) if parts[0] in ("enable_event", "disable_event") else None
         keys.add((parts[0], target))
     return keys

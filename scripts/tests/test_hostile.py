@@ -173,6 +173,20 @@ class Model(unittest.TestCase):
         self.assertEqual(hostile.check_round(prev, _round(1, ".", {self.T: []}), ops), [])
         self.assertEqual(hostile.check_round(prev, _round(1, ".", {self.T: ["traceoff:count=3"]}), ops), [])
 
+    def test_a_filter_may_hold_a_newline(self):
+        # the filter keeps a newline written inside it: the listing shows
+        # the rest of the filter as a line of its own, which is no entry
+        ops = self.ops(("T0", b"traceon if ((\n((pid > 0))))\n"))
+        prev = _round(0, "", {})
+        listed = _round(1, ".", {self.T: ["traceon:unlimited if ((", "((pid > 0))))"]})
+        self.assertEqual(hostile.check_round(prev, listed, ops), [])
+        self.assertEqual(hostile.trigger_keys(["traceon:unlimited if ((", "((pid > 0))))",
+                                               "snapshot:unlimited"]),
+                         {("traceon", None), ("snapshot", None)})
+        # without a filter before it, such a line is an entry of its own
+        self.assertEqual(hostile.trigger_keys(["traceon:unlimited", "((pid"]),
+                         {("traceon", None), ("((pid", None)})
+
     def test_multi_token_write_refused_halfway(self):
         ops = self.ops(("F", b"ksys_sync:traceoff:5 5:x\n"))
         prev = _round(0, "", {})
