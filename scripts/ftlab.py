@@ -356,7 +356,8 @@ def cmd_list_checks(args):
     width = max((len(c.id) for c in checks), default=2)
     kinds = max((len(c.kind) for c in checks), default=4)
     for c in checks:
-        print(f"  {c.id:<{width}}  {c.kind:<{kinds}}  {c.title}")
+        print(f"  {c.id:<{width}}  {c.kind:<{kinds}}  {c.title}"
+              + (" (loads a module: DEBUG=1 only)" if c.modules else ""))
     print(f"run one with 'make lab {cp.number} CHECK=ID'")
     return 0
 

@@ -160,11 +160,12 @@ class Ran:
                 else:
                     self.problems.append((title, found))
             broken = []
-        cut_short = False
+        cut_short, last = False, None
         for lab in report.labs.values():
             for check in lab.checks:
                 if check.rc is not None:
                     self.checks[(check.lab, check.id)] = check
+                    last = (check.lab, check.id)
                 elif broken:
                     self.hit[(check.lab, check.id)] = broken
                     cut_short = True
@@ -172,7 +173,15 @@ class Ran:
         corpus = conformance.parse_guest(lines)
         if corpus.cases or corpus.unfinished:
             self.corpus = corpus
-        if broken and not cut_short:
+        if broken and not cut_short and last is not None and not report.ftracetest \
+                and not (corpus.cases or corpus.unfinished):
+            # it crashed after the last check that ended and before the next
+            # began: while lib.sh's reset_tracing took away what that check
+            # left (its probes and triggers), whose code is the check's
+            self.reports[last] = self.reports.get(last, []) + [
+                "the kernel crashed after the check ended, while the lab removed what "
+                "it left (its probes and triggers):"] + broken
+        elif broken and not cut_short:
             self.problems.append((title, broken))
 
     def missing(self, cp, kid=None):
