@@ -446,6 +446,17 @@ class ZeroScore(unittest.TestCase):
                       "exercise 7", text)
 
 
+class HandoutMarks(unittest.TestCase):
+    def test_each_handout_gives_the_full_marks_of_its_grade(self):
+        for number in range(1, 8):
+            path, = glob.glob(os.path.join(series.ROOT, "labs", f"{number:02d}-*", "exercise.adoc"))
+            with open(path) as f:
+                text = " ".join(f.read().split())
+            said = re.findall(r"Full marks are (\d+) points", text)
+            possible = sum(t.points for t in grader.zero_tests(number, "it does not build"))
+            self.assertEqual(said, [str(possible)], path)
+
+
 class Gather(Classroom):
     """Two learners' repositories, graded from one checkout with a
     stand-in grade command."""
