@@ -22,12 +22,14 @@ def exercises():
     return [(cp, holes.load(cp)) for cp in series.checkpoints() if holes.has_exercise(cp)]
 
 
-def feature_checks(cp):
+def feature_checks(cp, modules=False):
     """Lab cp's feature checks that the holes' "checks:" and skeleton.before
-    speak of: those the plain kernel runs, where both are measured
+    must cover: those the plain kernel runs, where both are measured
     (scripts/prove-holes.py, make check FULL=1's skeletons). A
-    module_check runs on the debug kernel alone."""
-    return {c.id for c in cp.checks() if c.kind == "check" and not c.modules}
+    module_check runs on the debug kernel alone: a hole may name it
+    (modules=True), so that make grade's line of that hole shows it, but
+    none has to."""
+    return {c.id for c in cp.checks() if c.kind == "check" and (modules or not c.modules)}
 
 
 def read(path):
@@ -54,12 +56,12 @@ class Exercises(unittest.TestCase):
             for hole in hole_list:
                 with self.subTest(hole=hole.where):
                     self.assertTrue(hole.checks, "a hole names the checks it turns")
-                    self.assertLessEqual(set(hole.checks), feature_checks(cp))
+                    self.assertLessEqual(set(hole.checks), feature_checks(cp, modules=True))
 
     def test_every_feature_check_needs_a_hole(self):
         for cp, hole_list in exercises():
             with self.subTest(checkpoint=cp.number):
-                named = {c for hole in hole_list for c in hole.checks}
+                named = {c for hole in hole_list for c in hole.checks} & feature_checks(cp)
                 passes = SKELETON_PASSES.get(cp.number, set())
                 self.assertEqual(feature_checks(cp) - passes, named)
                 self.assertFalse(named & passes)
