@@ -89,6 +89,22 @@ class Answers(unittest.TestCase):
                 self.assertEqual(f.read().count("<details open>"), 2)
 
 
+def handout_html(test, number, answers):
+    """Lab number's handout page as make docs renders it in the edition
+    ANSWERS=answers asks for (docs.handout, and the answers opened for
+    ANSWERS=1)."""
+    cp = series.lookup(number)
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, f"{number:02d}.html")
+        messages = []
+        test.assertTrue(docs.handout(os.path.join(cp.lab_dir, "README.adoc"), out, number,
+                                     messages, answers=answers), messages)
+        if answers:
+            docs.open_answers(tmp)
+        with open(out, encoding="utf-8") as f:
+            return f.read()
+
+
 @unittest.skipUnless(shutil.which("asciidoctor") and shutil.which("pandoc"),
                      "asciidoctor and pandoc are not installed")
 class Editions(unittest.TestCase):
@@ -98,16 +114,7 @@ class Editions(unittest.TestCase):
     ANSWER = "so its ops sits further down"
 
     def page(self, answers):
-        cp = series.lookup(1)
-        with tempfile.TemporaryDirectory() as tmp:
-            out = os.path.join(tmp, "01.html")
-            messages = []
-            self.assertTrue(docs.asciidoctor(os.path.join(cp.lab_dir, "README.adoc"), out, 1,
-                                             messages, extra=docs.edition(answers)), messages)
-            if answers:
-                docs.open_answers(tmp)
-            with open(out, encoding="utf-8") as f:
-                return f.read()
+        return handout_html(self, 1, answers)
 
     def test_default_has_the_answers_collapsed(self):
         html = self.page(None)
@@ -196,14 +203,7 @@ class EditionOrder(unittest.TestCase):
     no "Read the patch"; the default and the key keep the handout's order."""
 
     def sections(self, answers):
-        cp = series.lookup(3)
-        with tempfile.TemporaryDirectory() as tmp:
-            out = os.path.join(tmp, "03.html")
-            messages = []
-            self.assertTrue(docs.handout(os.path.join(cp.lab_dir, "README.adoc"), out, 3,
-                                         messages, answers=answers), messages)
-            with open(out, encoding="utf-8") as f:
-                return re.findall(r'<h3 id="_([a-z_]+)"', f.read())
+        return re.findall(r'<h3 id="_([a-z_]+)"', handout_html(self, 3, answers))
 
     def test_student_edition(self):
         found = self.sections(False)
