@@ -132,78 +132,66 @@ check remove-function "removing one function of a kind leaves its other function
 # passes is the function's address in /proc/kallsyms (the lab kernels
 # have no IBT, so no endbr64 before the call). The check takes a
 # function that sync calls once (ksys_sync, or the next of SYNC_PATH if
-# no other traceable function shares its bucket), finds the traceable
-# functions of its bucket and gives them a traceon probe after its own,
-# so they go before it there (hash_add_rcu() adds at the head). Theirs
-# have a count of 0, so they never act, whoever calls them: only the
-# probe of the function sync calls can turn tracing on, and must use up
-# its count. Functions on the probe's own path (tracing, locks, RCU,
-# preemption, interrupts) are left out.
+# no function found shares its bucket), finds traceable functions of its
+# bucket and gives them a traceon probe after its own, so they go before
+# it there (hash_add_rcu() adds at the head). Theirs have a count of 0,
+# so they never act, whoever calls them: only the probe of the function
+# sync calls can turn tracing on, and must use up its count.
 GOLDEN_RATIO_64=0x61C8864680B583EB
 SYNC_PATH="ksys_sync __x64_sys_sync iterate_supers sync_fs_one_sb sync_inodes_one_sb"
+
 # probe_bucket ADDR: the bucket of the function at ADDR (hex, no 0x)
 probe_bucket() {
 	_bucket=$(( ((0x$1 * GOLDEN_RATIO_64) >> 54) & 1023 ))
 }
-# bucket_mates FUNCTION: the traceable functions in FUNCTION's bucket.
-# The words of one command substitution, not "while read": read takes
-# a system call per byte, and kallsyms has some 12,000 functions.
-bucket_mates() {
-	_addr=$(grep " $1\$" /proc/kallsyms | head -n 1 | cut -d' ' -f1)
-	case $_addr in
-	*[!0]*) ;;
-	*) return ;;	# not found, or addresses hidden (kptr_restrict)
-	esac
-	probe_bucket "$_addr"
-	_want=$_bucket
-	_addr=
-	for _w in $(grep -i ' t ' /proc/kallsyms | grep -v -e '\.' -e '\[' |
-		    cut -d' ' -f1,3); do
-		if [ -z "$_addr" ]; then
-			_addr=$_w
-			continue
-		fi
-		probe_bucket "$_addr"
-		_addr=
-		[ "$_bucket" = "$_want" ] && [ "$_w" != "$1" ] || continue
-		case $_w in
-		*trac*|*ring_buffer*|*lock*|*rcu*|*preempt*|*irq*|*sched*) ;;
-		*) echo "$_w" ;;
-		esac
-	done | sort -u > /tmp/mates.sym
-	grep -Fx -f /tmp/mates.sym available_filter_functions | sort -u
-}
-bucket() {
-	_bucket=$(( ((0x$1 * GOLDEN_RATIO_64) >> 54) & 1023 ))
-}
-# bucket_mates FUNCTION: the traceable functions in FUNCTION's bucket
-bucket_mates() {
-	_addr=$(grep " $1\$" /proc/kallsyms | head -n 1 | cut -d' ' -f1)
-	case $_addr in
-	*[!0]*) ;;
-	*) return ;;	# not found, or addresses hidden (kptr_restrict)
-	esac
-	probe_bucket "$_addr"
-	_want=$_bucket
-	grep -i ' t ' /proc/kallsyms | grep -v -e '\.' -e '\[' -e " $1\$" |
-	while read -r _addr _type _name; do
-		case $_name in
-		*trac*|*ring_buffer*|*lock*|*rcu*|*preempt*|*irq*|*sched*) continue ;;
-		esac
-		probe_bucket "$_addr"
-		[ "$_bucket" = "$_want" ] && echo "$_name"
-	done | sort -u > /tmp/mates.sym
-	grep -Fx -f /tmp/mates.sym available_filter_functions | sort -u
-}
-bucket() {
-	for _t in $SYNC_PATH; do
-		bucket_mates "$_t" > /tmp/mates
-		[ -s /tmp/mates ] && break
+
+# sync_buckets: "BUCKET NAME" for each function of SYNC_PATH
+sync_buckets() {
+	grep -E " ($(echo $SYNC_PATH | tr ' ' '|'))\$" /proc/kallsyms > /tmp/sync-syms
+	for _f in $SYNC_PATH; do
+		_addr=$(grep " $_f\$" /tmp/sync-syms | head -n 1 | cut -d' ' -f1)
+		case $_addr in
+		*[!0]*) probe_bucket "$_addr"; echo "$_bucket $_f" ;;
+		esac	# else not found, or addresses hidden (kptr_restrict)
 	done
-	if [ -s /tmp/mates ]; then
+}
+
+# candidates: "BUCKET NAME" for the text symbols whose bucket is one of
+# sync_buckets'. Shell arithmetic under TCG costs about a millisecond a
+# symbol, so only names in a-f are tried (a quarter of the kernel's,
+# some 2 to 6 in each bucket), and functions on the probe's own path
+# (tracing, locks, RCU, preemption, interrupts) are left out by grep.
+candidates() {
+	_wanted=" $(cut -d' ' -f1 /tmp/sync-buckets | tr '\n' ' ')"
+	for _w in $(grep ' [tT] [a-f]' /proc/kallsyms |
+		    grep -v -e '\.' -e '\[' -e trac -e ring_buffer -e lock \
+			-e rcu -e preempt -e irq -e sched | sed 's/ [tT] /:/'); do
+		probe_bucket "${_w%%:*}"
+		case $_wanted in
+		*" $_bucket "*) echo "$_bucket ${_w#*:}" ;;
+		esac
+	done
+}
+
+bucket() {
+	sync_buckets > /tmp/sync-buckets
+	candidates > /tmp/candidates
+	_t= _mates=
+	while read -r _b _f; do
+		grep "^$_b " /tmp/candidates | cut -d' ' -f2 | grep -v -x "$_f" \
+			> /tmp/mates.sym
+		grep -Fx -f /tmp/mates.sym available_filter_functions |
+			sort -u > /tmp/mates
+		if [ -s /tmp/mates ]; then
+			_t=$_f
+			break
+		fi
+	done < /tmp/sync-buckets
+	if [ -n "$_t" ]; then
 		echo "a function sync calls, with others in its bucket: found"
 	else
 		echo "a function sync calls, with others in its bucket: none"
+		_t=ksys_sync
 	fi
 	setup "$_t:traceon:1" set_ftrace_filter
 	while read -r _f; do
