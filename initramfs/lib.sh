@@ -521,7 +521,11 @@ ftracetest_run() {
 		ftlab ftracetest-case "$_n" "$_t@instance"
 	done
 	ftlab ftracetest-begin "$1" "$_n"
-	./ftracetest -v $(sed 's|^|test.d/|' "$2") 2>&1 < /dev/null
+	# -l: the log folder 6.1's ftracetest picks by default; given, it also
+	# keeps 6.12's from replacing a logs/latest link, whose unlink prints
+	# "unlink: can't remove ..." on every fresh guest.
+	./ftracetest -v -l "/lab/ftrace/logs/$(date +%Y%m%d-%H%M%S)/" \
+		$(sed 's|^|test.d/|' "$2") 2>&1 < /dev/null
 	ftlab ftracetest-end "$1" "rc=$?"
 	cd /
 }

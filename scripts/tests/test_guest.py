@@ -164,3 +164,27 @@ class InitrdOnce(unittest.TestCase):
                 t.join()
         self.assertEqual(len(calls), 1)
         self.assertEqual(got, ["/the/initrd"] * 2)
+
+
+class FtracetestLogs(unittest.TestCase):
+    """ftracetest_run names ftracetest's log folder (-l): 6.12's ftracetest
+    otherwise replaces a logs/latest link first, and its unlink prints
+    "unlink: can't remove ..." into the output on every fresh guest. The
+    folder is the one 6.1's picks by default (logs/DATE/)."""
+
+    def test_the_log_folder_is_given(self):
+        d = tempfile.mkdtemp()
+        with open(os.path.join(d, "ftracetest"), "w") as f:
+            f.write('#!/bin/sh\necho "args: $*"\n')
+        os.chmod(os.path.join(d, "ftracetest"), 0o755)
+        os.makedirs(os.path.join(d, "test.d"))
+        with open(os.path.join(d, "list"), "w") as f:
+            f.write("00basic/basic1.tc\n")
+        # ftracetest_run works in /lab/ftrace: here, in d.
+        out = sh(f"cd() {{ command cd {d}; }}; ftracetest_run matrix {d}/list").splitlines()
+        args = [line for line in out if line.startswith("args: ")]
+        self.assertEqual(len(args), 1, out)
+        words = args[0].split()
+        self.assertIn("-l", words)
+        self.assertRegex(words[words.index("-l") + 1], r"^/lab/ftrace/logs/\d{8}-\d{6}/$")
+        self.assertEqual(words[-1], "test.d/00basic/basic1.tc")
