@@ -218,6 +218,13 @@ class DebugVariant(unittest.TestCase):
             self.assertEqual(want[opt], "y", opt)
         self.assertEqual(want["CONFIG_SAMPLE_TRACE_EVENTS"], "m")
 
+    def test_debug_fragment_turns_slub_tiny_off(self):
+        """6.12's tinyconfig sets SLUB_TINY, on which KASAN, SLUB_DEBUG and
+        kmemleak's slab hooks depend off; 6.1 has no such option, and an
+        "is not set" line of an option it lacks changes nothing there."""
+        self.assertEqual(kbuild.wanted_options(DEBUG_FRAGMENT)["CONFIG_SLUB_TINY"], "n")
+        self.assertEqual(kbuild.config_problems("CONFIG_KASAN=y\n", {"CONFIG_SLUB_TINY": "n"}), [])
+
 
 class SeedFolder(unittest.TestCase):
     """A new object folder starts from a neighbour's of the same variant."""
