@@ -200,15 +200,20 @@ class Tree:
             subprocess.run(["git", "-C", self.path, "am", "--abort"], capture_output=True)
             self.git("checkout", "-q", kernels.UPSTREAM)
             self.git("branch", "-D", cp.branch, check=False)
+            package, base = series.base()
+            if self.version and source.same_build(self.version, base):
+                advice = ("This tree holds the sources the series was made for, so the patch "
+                          "itself does not fit them: the patch is what to fix.")
+            else:
+                advice = ("What to do: let the harness fetch the version in patches/BASE (it "
+                          "needs the Debian archive), or move the series to this version with "
+                          "'make rebase BASE=VERSION' (doc/harness.adoc, \"Moving to a new "
+                          "Debian version\").")
             raise TreeError(
                 f"patch {os.path.relpath(patch, series.ROOT)} does not apply.\n"
                 f"{(r.stdout + r.stderr).strip()}\n"
-                f"The series was made for {' '.join(series.base())}; "
-                f"this tree is {self.version or 'another version'}.\n"
-                "What to do: let the harness fetch the version in patches/BASE (it needs "
-                "the Debian archive), or move the series to this version with "
-                "'make rebase BASE=VERSION' (doc/harness.adoc, \"Moving to a new Debian "
-                "version\").")
+                f"The series was made for {package} {base}; "
+                f"this tree is {self.version or 'another version'}.\n" + advice)
         self.git("config", key, digest)
         return cp.branch
 
