@@ -41,7 +41,7 @@ import time
 import unittest
 
 from . import (checkpatch, conformance, docexamples, docs, errnos, exercise, gdbrun, grade, holes,
-               labrun, mutants, namecheck, protocol, qemu, rebase, robust, series, source,
+               kernels, labrun, mutants, namecheck, protocol, qemu, rebase, robust, series, source,
                timing, tracecheck, ui)
 from .errors import HarnessError
 from .kernels import KernelId
@@ -403,7 +403,7 @@ def gdb_check(session, k, cp, tally):
 
 def gdb_helpers_selftest(session, k, tally):
     """Every ft- helper on upstream 6.1 (kernel k), where all it reads exists."""
-    ui.step("gdb helpers on upstream 6.1: probes, event flags, triggers, clock, breakpoints")
+    ui.step(f"gdb helpers on upstream {kernels.base_release()}: probes, event flags, triggers, clock, breakpoints")
     ok, evidence = gdbrun.selftest(k, session.initrd(), gdbrun.free_port(), session.logs,
                                    session.timeout_for)
     tally.record(ok, "gdb helpers [upstream]: every ft command, function and printer as expected")
