@@ -230,6 +230,27 @@ class Rebase(unittest.TestCase):
             self.assertEqual(rebase.base_text(D12), f"# the base\n{PKG} {D12}\n# end\n")
 
 
+class SeriesVersions(unittest.TestCase):
+    """make check's probe of the next Debian update asks about the base's
+    own package."""
+
+    def test_the_bases_package_and_its_newest_version(self):
+        from types import SimpleNamespace
+        from labkit import check, ui
+        asked, lines = [], []
+        tally = SimpleNamespace(record=lambda ok, title, extra="": lines.append(title),
+                                skip=lambda title, why: lines.append(title))
+        with base_file(f"{PKG} {D12}\n"), \
+                mock.patch.object(check.source, "offered_versions",
+                                  side_effect=lambda p: asked.append(p) or ["6.12.120-1~deb12u1", D12]), \
+                mock.patch.object(check.rebase, "applies", return_value=(True, "all apply")), \
+                mock.patch.object(ui, "step"):
+            check.series_versions(SimpleNamespace(build_dir="/b"), tally)
+        self.assertEqual(asked, [PKG])
+        self.assertEqual(lines, [f"series applies to {PKG} {D12} (patches/BASE)",
+                                 f"series applies to {PKG} 6.12.120-1~deb12u1 (newest in the archive)"])
+
+
 class FrontDoor(unittest.TestCase):
     """The issue's run: make lab 1 on Debian 13 with a series on 6.1 ends
     with the sentence, not with exit code 2 and no word."""
