@@ -219,6 +219,14 @@ class DebugVariant(unittest.TestCase):
             self.assertEqual(want[opt], "y", opt)
         self.assertEqual(want["CONFIG_SAMPLE_TRACE_EVENTS"], "m")
 
+    def test_no_probe_events_to_build_eprobes_on(self):
+        """The baseline removes the trigger code eprobes are built on:
+        every option that selects PROBE_EVENTS stays off (FPROBE_EVENTS
+        is 6.5's)."""
+        want = kbuild.wanted_options(kbuild.CONFIG_FRAGMENT)
+        for opt in ("CONFIG_UPROBE_EVENTS", "CONFIG_KPROBE_EVENTS", "CONFIG_FPROBE_EVENTS"):
+            self.assertEqual(want[opt], "n", opt)
+
     def test_debug_fragment_turns_slub_tiny_off(self):
         """6.12's tinyconfig sets SLUB_TINY, on which KASAN, SLUB_DEBUG and
         kmemleak's slab hooks depend off; 6.1 has no such option, and an
