@@ -28,8 +28,8 @@ targets:
   clean      remove what was built, keep the extracted kernel tree
   distclean  remove all of build/
   deps       install the Debian packages the labs need
-  rebase     move the series to another linux-source-6.1 version
-             (make rebase BASE=6.1.19x-y; maintainers)
+  rebase     move the series to another Debian linux-source version
+             (make rebase BASE=VERSION; maintainers)
   exercise N checkpoint N as an exercise: your branch student/cpN in
              build/linux, its holes listed (TODO=k: holes before k filled)
   save N     your work on exercise N into work/NN.patch (commit it)
@@ -57,7 +57,7 @@ targets:
              (concurrency test and labs) on their KCSAN variants
 
 options (make variables in brackets):
-  --kernel upstream   run on unmodified 6.1 instead (KERNEL=upstream)
+  --kernel upstream   run on the unmodified base instead (KERNEL=upstream)
   --kernel N          lab, gdb, shell, kernel: on checkpoint N's kernel instead
                       (KERNEL=N; make lab 6 KERNEL=5: lab 6 on checkpoint 5)
   --build-dir DIR     where the tree, objects and logs go (BUILD=DIR)
@@ -114,7 +114,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from labkit import (deps, docs, exercise, gdbrun, interrupt, kbuild, kernels,  # noqa: E402
-                    labrun, qemu, rebase, series, traces, tree, ui)
+                    labrun, qemu, rebase, series, source, traces, tree, ui)
 from labkit.errors import HarnessError  # noqa: E402
 
 NUMBERED = ("lab", "gdb", "shell", "kernel")
@@ -296,8 +296,9 @@ def parse_args(argv):
                              f"Its checks: {', '.join(ids)} ('make lab {args.number} LIST=1')")
     check_student_options(args)
     if args.command == "rebase" and not args.base:
-        raise UsageError("which version? Say 'make rebase BASE=6.1.NNN-N' (a version "
-                         "'apt-cache madison linux-source-6.1' lists)")
+        package = series.base_package()
+        raise UsageError(f"which version? Say 'make rebase BASE=VERSION' (a version "
+                         f"'apt-cache madison {package}' lists)")
     args.build_dir = os.path.abspath(args.build_dir)
     args.results = args.results and os.path.abspath(args.results)
     return args
@@ -496,7 +497,7 @@ def dispatch(argv):
             print(line)
         return 0
     if args.command == "deps":
-        return 0 if deps.ensure() else 1
+        return cmd_deps(args)
     session = labrun.Session(args.build_dir, args.timeout)
     cp = series.lookup(args.number) if args.command in NUMBERED else None
     session.packages = deps.needed(args.command, needs_gdb=bool(cp and cp.needs_gdb),
@@ -546,6 +547,16 @@ def dispatch(argv):
             return races.run_all(session, kid).close()
         return robust.run_all(session, kid, args.seed).close()
     return cmd_numbered(args, session)
+
+
+def cmd_deps(args):
+    """make deps: the packages, then whether the series' kernel source can
+    be had here (nothing fetched: the first build does that)."""
+    if not deps.ensure():
+        return 1
+    ok, line = source.status(args.build_dir)
+    (ui.info if ok else ui.error)(line)
+    return 0 if ok else 1
 
 
 def main(argv):

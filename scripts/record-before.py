@@ -59,7 +59,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from labkit import conformance, errnos, exercise, grade, holes, protocol, series  # noqa: E402
+from labkit import conformance, errnos, exercise, grade, holes, kernels, protocol, series  # noqa: E402
 from labkit.kernels import KernelId  # noqa: E402
 
 HEADER = """# What each feature check of this lab prints on the checkpoint before it,
@@ -168,7 +168,7 @@ def record_conformance(upstream_log, logs):
     with open(conformance.EXPECTED, "w", encoding="utf-8") as f:
         f.write(text)
     for tag, differences in measured.items():
-        print(f"{tag}: {len(differences)} case(s) differ from 6.1")
+        print(f"{tag}: {len(differences)} case(s) differ from {kernels.base_release()}")
 
 
 DEBUG_HEADER = """# Lab checks whose output the debug configuration (scripts/debug.config,

@@ -6,12 +6,25 @@ from . import decode, utils
 from .utils import as_int, cstring, has_field
 
 
+def buffer_cpus(buffer):
+    """How many per-CPU slots buffer->buffers has: buffer->cpus where the
+    kernel keeps it (6.1); else nr_cpu_ids, the length ring_buffer
+    allocates it with (6.12 has no cpus field), which is the constant
+    NR_CPUS (1) in a kernel without SMP."""
+    if has_field("trace_buffer", "cpus"):
+        return int(buffer["cpus"])
+    nr = utils.symbol("nr_cpu_ids")
+    return int(nr.value()) if nr is not None else 1
+
+
 def ring_buffer_entries(buffer):
-    """Events in a struct trace_buffer *, or None if there is none."""
+    """Events in a struct trace_buffer *, or None if there is none. A
+    CPU's slot is NULL when that CPU has no buffer (not possible, or not
+    in buffer->cpumask)."""
     if int(buffer) == 0:
         return None
     cpus = []
-    for cpu in range(int(buffer["cpus"])):
+    for cpu in range(buffer_cpus(buffer)):
         b = buffer["buffers"][cpu]
         if int(b):
             cpus.append((as_int(b["entries"]["a"]), as_int(b["overrun"]["a"]), int(b["read"])))

@@ -4,7 +4,7 @@
      crash detection, argument parsing), and pyflakes on the harness and
      the gdb helpers
   2. checkpatch.pl --strict on every patch of the series, and whether the
-     series applies to patches/BASE and to the newest linux-source-6.1
+     series applies to patches/BASE and to the newest linux-source
   3. the docs build
   4. upstream 6.1 (the reference), then the last checkpoint (its debug
      kernel builds from the start, beside everything else), then
@@ -41,7 +41,7 @@ import time
 import unittest
 
 from . import (checkpatch, conformance, docexamples, docs, errnos, exercise, gdbrun, grade, holes,
-               labrun, mutants, namecheck, protocol, qemu, rebase, robust, series, source,
+               kernels, labrun, mutants, namecheck, protocol, qemu, rebase, robust, series, source,
                timing, tracecheck, ui)
 from .errors import HarnessError
 from .kernels import KernelId
@@ -122,21 +122,21 @@ def pyflakes(tally, paths=LINTED, cwd=series.ROOT):
 
 
 def series_versions(session, tally):
-    """Does the series apply to patches/BASE and to the newest
-    linux-source-6.1 the archive offers? The next Debian update is seen
-    here before it breaks a user's build."""
-    base = series.base_version()
-    offered = source.offered_versions()
+    """Does the series apply to patches/BASE and to the newest version of
+    its linux-source package the archive offers? The next Debian update is
+    seen here before it breaks a user's build."""
+    package, base = series.base()
+    offered = source.offered_versions(package)
     newest = offered[0] if offered else None
     if newest is None:
-        tally.skip(f"the series on the newest {source.PACKAGE}",
+        tally.skip(f"the series on the newest {package}",
                    "apt knows no version of it: no package lists or no network")
-    ui.step(f"does the series apply to {source.PACKAGE} {base} (patches/BASE)"
+    ui.step(f"does the series apply to {package} {base} (patches/BASE)"
             + (f" and {newest} (newest in the archive)" if newest and newest != base else "") + "?")
     for version in dict.fromkeys(v for v in (base, newest) if v):
         which = ", ".join(w for v, w in ((base, "patches/BASE"), (newest, "newest in the archive"))
                           if v == version)
-        title = f"series applies to {source.PACKAGE} {version} ({which})"
+        title = f"series applies to {package} {version} ({which})"
         try:
             ok, words = rebase.applies(session.build_dir, version)
         except source.SourceError as e:
@@ -403,7 +403,7 @@ def gdb_check(session, k, cp, tally):
 
 def gdb_helpers_selftest(session, k, tally):
     """Every ft- helper on upstream 6.1 (kernel k), where all it reads exists."""
-    ui.step("gdb helpers on upstream 6.1: probes, event flags, triggers, clock, breakpoints")
+    ui.step(f"gdb helpers on upstream {kernels.base_release()}: probes, event flags, triggers, clock, breakpoints")
     ok, evidence = gdbrun.selftest(k, session.initrd(), gdbrun.free_port(), session.logs,
                                    session.timeout_for)
     tally.record(ok, "gdb helpers [upstream]: every ft command, function and printer as expected")

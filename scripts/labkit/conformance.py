@@ -205,7 +205,7 @@ def case_difference(case, reference, got):
     want, have = normalise(reference), normalise(got)
     if want == have:
         return None
-    diff = list(difflib.unified_diff(want, have, "upstream 6.1", "checkpoint", lineterm="", n=3))
+    diff = list(difflib.unified_diff(want, have, f"upstream {kernels.base_release()}", "checkpoint", lineterm="", n=3))
     return Difference(case.id, diff, first=grade.before_record(want, have)[-1])
 
 
@@ -237,7 +237,7 @@ def reference_problems(corpus, reference):
     problems = []
     missing = [c.id for c in corpus if c.id not in reference.cases]
     if missing:
-        problems.append(f"{len(missing)} case(s) did not run on 6.1: {' '.join(missing[:10])}")
+        problems.append(f"{len(missing)} case(s) did not run on {kernels.base_release()}: {' '.join(missing[:10])}")
     for case in corpus:
         lines = reference.cases.get(case.id)
         if lines is None:
@@ -354,7 +354,7 @@ def format_section(tag, firsts, groups=()):
             lines.append(f"# {_GROUP_COUNT.sub('', comment)} ({len(members)})")
         lines += [f"{i} {_encode(firsts[i])}" for i in members]
         placed.update(members)
-    return [f"## {tag}: {len(placed)} case(s) differ from 6.1"] + lines
+    return [f"## {tag}: {len(placed)} case(s) differ from {kernels.base_release()}"] + lines
 
 
 def record_text(old_text, measured):
@@ -421,19 +421,19 @@ def report(verdict, tally, log=None):
     for n, ident in enumerate(verdict.unexpected):
         d = verdict.differences[ident]
         tally.record(False, f"conformance [{tag}] {ident}",
-                     f"({d.note or 'differs from upstream 6.1'})")
+                     f"({d.note or 'differs from upstream ' + kernels.base_release()})")
         if n < MAX_DIFFS:
             ui.block(d.diff[:40] + (["..."] if len(d.diff) > 40 else []))
         elif n == MAX_DIFFS:
             ui.block([f"(diffs of the {len(verdict.unexpected) - MAX_DIFFS} other cases left out)"])
     for ident, recorded, now in verdict.changed:
         tally.record(False, f"conformance [{tag}] {ident}",
-                     "(differs from 6.1 at another first line than recorded)")
+                     f"(differs from {kernels.base_release()} at another first line than recorded)")
         ui.block([f"recorded first difference: {recorded}", f"now:                       {now}"]
                  + verdict.differences[ident].diff[:40])
     for ident in verdict.fixed:
         tally.record(False, f"conformance [{tag}] {ident}",
-                     f"(now identical to 6.1: remove it from the {tag} section of "
+                     f"(now identical to {kernels.base_release()}: remove it from the {tag} section of "
                      "labs/conformance/expected-differences)")
     if verdict.explained:
         ui.info(f"conformance [{tag}]: {len(verdict.explained)} difference(s) recorded as "
@@ -491,7 +491,7 @@ def grade_checkpoint(corpus, kernel, run_, reference, tally, record=None):
     check_run(corpus, got, run_, tally, name)
     if name not in record:
         ui.info(f"no section for {name} in labs/conformance/expected-differences: "
-                "every difference from 6.1 counts")
+                f"every difference from {kernels.base_release()} counts")
     verdict = judge(name, corpus, reference, got, record)
     report(verdict, tally, run_.log)
     return verdict
@@ -514,7 +514,7 @@ def grade_ftall(upstream, got, kernel, tally, log=None):
     name = kernel.name
     failures = ftall_failures(upstream, got)
     for test, result in failures:
-        tally.record(False, f"ftracetest-all [{name}] {test}", f"(PASS on 6.1, {result} here)")
+        tally.record(False, f"ftracetest-all [{name}] {test}", f"(PASS on {kernels.base_release()}, {result} here)")
     up_pass = sum(1 for r in upstream.values() if r == "PASS")
     k_pass = sum(1 for r in got.values() if r == "PASS")
     ok = tally.record(not failures and up_pass > 0,

@@ -10,9 +10,11 @@ import subprocess
 from . import ui
 from .errors import HarnessError
 
-# Build a kernel: the tree, the compiler and kbuild's tools, git for the
-# checkpoints' branches (ccache: every clone shares its objects).
-BUILD_PACKAGES = ("linux-source-6.1", "gcc", "make", "bc", "bison", "flex", "libelf-dev",
+# Build a kernel: the compiler and kbuild's tools, git for the checkpoints'
+# branches (ccache: every clone shares its objects). The kernel's sources
+# are not among them: source.py takes the linux-source version of
+# patches/BASE, installed or fetched with apt-get download, exactly.
+BUILD_PACKAGES = ("gcc", "make", "bc", "bison", "flex", "libelf-dev",
                   "libssl-dev", "cpio", "xz-utils", "ccache", "python3", "perl", "git")
 # Boot it: QEMU, and the guest's busybox; trace-cmd, which TRACE=1 packs
 # into the guest (and reads the traces with on the host), and Chart.js,
@@ -59,10 +61,21 @@ def check_machine():
                            "host's gcc, so they need an x86_64 host (Debian 12 or newer)")
 
 
+def host_name():
+    """This host's distribution, as /etc/os-release names it."""
+    try:
+        with open("/etc/os-release", encoding="utf-8") as f:
+            fields = dict(line.rstrip("\n").split("=", 1) for line in f if "=" in line)
+    except OSError:
+        return "this host"
+    name = (fields.get("PRETTY_NAME") or fields.get("NAME") or "").strip('"')
+    return f"this host ({name})" if name else "this host"
+
+
 def check_dpkg():
     if shutil.which("dpkg-query") is None:
         raise HarnessError("no dpkg-query on this host: the harness checks and installs "
-                           "Debian packages, so it needs Debian 12 or a derivative")
+                           "Debian packages, so it needs Debian 12 or 13 (or a derivative)")
 
 
 def missing(packages=PACKAGES):
@@ -83,27 +96,57 @@ def apt_command(pkgs):
     return "apt-get install -y --no-install-recommends " + " ".join(pkgs)
 
 
+def unknown(pkgs):
+    """The packages apt knows no version of, asked by their exact names
+    (apt-cache madison; apt-get install would take a name with a dot as a
+    pattern and install, or find, some other package)."""
+    try:
+        r = subprocess.run(["apt-cache", "madison"] + list(pkgs), capture_output=True, text=True)
+    except FileNotFoundError:
+        return list(pkgs)
+    known = {line.split("|")[0].strip() for line in r.stdout.splitlines() if "|" in line}
+    return [pkg for pkg in pkgs if pkg not in known]
+
+
 def install(pkgs):
     """apt-get update and install, their output shown as they go (an
-    install takes minutes: a silent one looks hung)."""
+    install takes minutes: a silent one looks hung). Only packages apt
+    knows by their exact names go to apt-get install; the others are
+    named, with the host, and nothing is installed."""
     env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+    r = subprocess.run(["apt-get", "update"], env=env)
+    if r.returncode != 0:
+        ui.error(f"apt-get update failed (exit code {r.returncode}; its output is above)")
+        return False
+    strangers = unknown(pkgs)
+    if strangers:
+        ui.error(f"{host_name()} has no package named {', '.join(strangers)} in its "
+                 "apt archives: the harness needs it, as Debian 12 and 13 have it")
+        return False
     ui.step("installing " + " ".join(pkgs))
-    for cmd in (["apt-get", "update"], apt_command(pkgs).split()):
-        r = subprocess.run(cmd, env=env)
-        if r.returncode != 0:
-            ui.error(f"{' '.join(cmd)} failed (exit code {r.returncode}; its output is above)")
-            return False
+    cmd = apt_command(pkgs).split()
+    r = subprocess.run(cmd, env=env)
+    if r.returncode != 0:
+        ui.error(f"{' '.join(cmd)} failed (exit code {r.returncode}; its output is above)")
+        return False
     return True
 
 
 def ensure(packages=PACKAGES):
-    """Install what is missing when we are root; otherwise say the command."""
+    """Install what is missing when we are root; otherwise say the command.
+    False (and a line saying why) when something is still missing."""
     check_dpkg()
     need = missing(packages)
     if not need:
         return True
     if os.geteuid() == 0:
-        return install(need) and not missing(packages)
+        if not install(need):
+            return False
+        still = missing(packages)
+        if still:
+            ui.error("apt-get install ended, but these are still not installed: "
+                     + " ".join(still))
+        return not still
     ui.error("missing Debian packages: " + " ".join(need))
     ui.info("install them with:  sudo " + apt_command(need))
     return False

@@ -15,7 +15,7 @@ with a kmemleak scan, is read as for every debug guest)."""
 
 import collections
 
-from . import ui
+from . import kernels, ui
 
 FUNC = "ksys_sync"
 GLOB = "vfs_fsync*"
@@ -338,8 +338,8 @@ def grade(run, res, ws, k, tally, reference=None):
                      f"{label}: the reference's sweep ran every write to its end",
                      f"({figures(res)})")
         ui.block([res.setup] if res.setup else unfinished[:10])
-        ui.block([f"6.1's own: {p}" for p in found if p not in unfinished][:30]
-                 + [f"6.1's own: {line}" for line in res.report[:10]])
+        ui.block([f"{kernels.base_release()}'s own: {p}" for p in found if p not in unfinished][:30]
+                 + [f"{kernels.base_release()}'s own: {line}" for line in res.report[:10]])
         return
     tally.record(not found, f"{label}: each registering write failed at every allocation "
                  "leaves nothing half-registered, and works again without the fault",

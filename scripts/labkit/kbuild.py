@@ -22,15 +22,19 @@ CONFIG_FRAGMENT = kernels.CONFIG_FRAGMENT
 
 # Full debug info (types, variables, arguments) only in kernel/: the
 # tracing code and every structure the labs read (and what lx-ps,
-# lx-dmesg and lx-lsmod read), and in fs/proc_namespace.o, for fs/'s
-# private struct mount: the kernel's gdb scripts look it up when they load
-# (linux/proc.py), and without it they stop loading there, with a Python
-# traceback, leaving out the lx- commands of the modules after it. Every
+# lx-dmesg and lx-lsmod read), and in the objects that hold the structures
+# the kernel's gdb scripts look up when they load: fs/proc_namespace.o for
+# fs/'s private struct mount (linux/proc.py), and, in 6.12's scripts,
+# mm/vmalloc.o for struct vmap_area (linux/vmalloc.py) and mm/slub.o for
+# mm/'s private struct slab, struct kmem_cache and struct track
+# (linux/slab.py, with SLUB_DEBUG: the debug kernels). Without one they
+# stop loading there, with a Python traceback, leaving out the lx-
+# commands of the modules after it. Every
 # other object (arch/, drivers/, fs/, lib/, mm/ ...: three quarters of a
 # lab kernel) gets -g1: functions, inlined calls and line tables, enough
 # for a backtrace through it or a breakpoint in it, for about a tenth less
 # compiler time per object.
-FULL_DEBUG_INFO = ("kernel/%.o", "fs/proc_namespace.o")
+FULL_DEBUG_INFO = ("kernel/%.o", "fs/proc_namespace.o", "mm/vmalloc.o", "mm/slub.o")
 # Two variables given to every sub-make of kbuild by make's --eval, so
 # that kbuild sees the flags in the objects' command lines (and rebuilds
 # them when this list changes). Every object gets -g1 (a pattern-specific

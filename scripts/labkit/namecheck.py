@@ -49,7 +49,7 @@ import os
 import re
 import subprocess
 
-from . import series, tree, ui
+from . import kernels, series, tree, ui
 from .kernels import UPSTREAM
 
 DOC = os.path.join(series.ROOT, "doc")
@@ -57,7 +57,7 @@ CHAPTERS = ("ftrace", "events", "internals", "quickref", "files", "index")
 HISTORY = "2013"
 
 # The words in front of a name that say which kernel it belongs to.
-UPSTREAM_MARKERS = ("6.1's", "upstream's", "mainline's")
+UPSTREAM_MARKERS = (f"{kernels.base_release()}'s", "upstream's", "mainline's")
 # The form of a marker: one of those, or a year or another version
 # ("2013's", "3.10's"), which is history.
 MARKER = r"(?:checkpoint \d+|\d+(?:\.\d+)?|upstream|mainline)'s"

@@ -18,7 +18,7 @@ checkpoint, or that only the checkpoint has (series_functions).
 
 import re
 
-from . import protocol, qemu, robust, series, ui
+from . import kernels, protocol, qemu, robust, series, ui
 from .kernels import KernelId
 
 SELFTEST_RE = re.compile(r"kcsan: selftest: (\d+)/(\d+) tests passed")
@@ -186,7 +186,7 @@ def grade(items, booted, k, tally, ours, reference=None):
         return races
     problems = k.race_checking_problems()
     tally.record(not problems, f"{label}: the tracing code is instrumented "
-                 "(kernel/trace/, which 6.1 builds without KCSAN)")
+                 f"(kernel/trace/, which {kernels.base_release()} builds without KCSAN)")
     ui.block(problems)
     robust.grade_stress(booted, robust.parse_stress(booted.lines), k, tally, k.smp)
     report = protocol.parse(booted.lines)
@@ -202,10 +202,10 @@ def grade(items, booted, k, tally, ours, reference=None):
                      f"changes ({len(ours)} functions)",
                      f"({len(races)} reports, {len(others)} races elsewhere)")
         for r in mine:
-            also = " (6.1's KCSAN kernel reports it too)" if r.key in ref_keys else ""
+            also = f" ({kernels.base_release()}'s KCSAN kernel reports it too)" if r.key in ref_keys else ""
             ui.block([r.title() + also] + r.lines[:30] + [f"console log: {booted.log}"])
     for r in others:
-        ui.info(f"  {label}: a race in code the series does not touch, 6.1's own: "
+        ui.info(f"  {label}: a race in code the series does not touch, {kernels.base_release()}'s own: "
                 f"{r.title()}")
     return races
 

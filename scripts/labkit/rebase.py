@@ -1,6 +1,7 @@
-"""Moving the series to another linux-source-6.1 version.
+"""Moving the series to another Debian linux-source version.
 
-  make rebase BASE=6.1.19x-y     (a maintainer's command)
+  make rebase BASE=6.12.1xx-y   (a maintainer's command; the package is
+                                 linux-source-6.12, series.package_of)
 
   1. fetch the new version's tarball and record it as a commit on top of
      the current 'upstream' (branch rebase/upstream);
@@ -94,7 +95,8 @@ def applies(build_dir, version):
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(work)
     top = subprocess.run(["tar", "-tJf", tarball], capture_output=True, text=True)
-    first = top.stdout.split("/", 1)[0] if top.returncode == 0 else "linux-source-6.1"
+    first = (top.stdout.split("/", 1)[0] if top.returncode == 0
+             else series.package_of(version))
     subprocess.run(["tar", "-C", work, "-xJf", tarball, "--strip-components=1"]
                    + [f"{first}/{name}" for name in touched_files(patches)],
                    capture_output=True)      # files the series creates are missing: fine
@@ -138,13 +140,13 @@ def import_version(t, version, tarball):
     """Branch rebase/upstream: upstream plus one commit holding 'version'."""
     if t.branch_exists("rebase/upstream"):
         return
-    ui.step(f"recording {source.PACKAGE} {version} on top of 'upstream' (branch rebase/upstream)")
+    ui.step(f"recording {series.package_of(version)} {version} on top of 'upstream' (branch rebase/upstream)")
     t.git("checkout", "-q", "-B", "rebase/upstream", UPSTREAM)
     new = tree.unpack(tarball, os.path.join(t.build_dir, "linux.rebasing"))
     os.rename(os.path.join(t.path, ".git"), os.path.join(new, ".git"))
     shutil.rmtree(t.path)
     os.rename(new, t.path)
-    t.commit_all(f"{source.PACKAGE} {version}, as Debian ships it")
+    t.commit_all(f"{series.package_of(version)} {version}, as Debian ships it")
 
 
 def apply_checkpoints(t):
@@ -203,10 +205,17 @@ def rewritten_patches(t):
 
 
 def base_text(version):
-    """patches/BASE naming 'version', its comments kept."""
+    """patches/BASE naming 'version', its comments kept, in the form it has
+    (a version alone, or the package and the version: the package of the
+    new version, series.package_of)."""
     with open(series.BASE_FILE, encoding="utf-8") as f:
         text = f.read()
-    return re.sub(r"^(?!#)\S+$", version, text, count=1, flags=re.M)
+    line = re.search(r"^(?!#)\S.*$", text, re.M)
+    words = line.group(0).split() if line else []
+    new = f"{series.package_of(version)} {version}" if len(words) == 2 else version
+    if not line:
+        return text + new + "\n"
+    return text[:line.start()] + new + text[line.end():]
 
 
 def swap(staged):

@@ -179,11 +179,44 @@ def series_digest(upto):
     return h.hexdigest()[:16]
 
 
+def package_of(version):
+    """Debian's source package of a kernel version: "linux-source-6.12"
+    for "6.12.118-1~deb12u1" (one package per upstream release)."""
+    release = ".".join(re.split(r"[-+~]", version)[0].split(".")[:2])
+    return f"linux-source-{release}"
+
+
+def parse_base(text):
+    """(package, version) of patches/BASE's text: its first line that is
+    not a comment, either "PACKAGE VERSION" ("linux-source-6.12
+    6.12.118-1~deb12u1") or the version alone, whose package is then
+    package_of(version)."""
+    for line in text.splitlines():
+        words = line.split()
+        if not words or words[0].startswith("#"):
+            continue
+        if len(words) == 1:
+            return package_of(words[0]), words[0]
+        if len(words) == 2 and words[0].startswith("linux-source-"):
+            return words[0], words[1]
+        raise SeriesError(f"patches/BASE: '{line.strip()}' is neither a version "
+                          "(6.12.118-1~deb12u1) nor a package and its version "
+                          "(linux-source-6.12 6.12.118-1~deb12u1)")
+    raise SeriesError("patches/BASE names no version")
+
+
+def base():
+    """(package, version): the Debian linux-source package and the exact
+    version of it the series was made for (patches/BASE)."""
+    with open(BASE_FILE, encoding="utf-8") as f:
+        return parse_base(f.read())
+
+
+def base_package():
+    """The linux-source package the series is built on ("linux-source-6.12")."""
+    return base()[0]
+
+
 def base_version():
     """The linux-source version the series was made for (patches/BASE)."""
-    with open(BASE_FILE, encoding="utf-8") as f:
-        for line in f:
-            line = line.strip()
-            if line and not line.startswith("#"):
-                return line
-    raise SeriesError("patches/BASE names no version")
+    return base()[1]

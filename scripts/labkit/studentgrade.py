@@ -39,7 +39,7 @@ import re
 import subprocess
 
 from . import (checkpatch, conformance, ftmatrix, gdbrun, grade as labgrade, holes, kbuild,
-               protocol, qemu, robust, series, ui)
+               kernels, protocol, qemu, robust, series, ui)
 from .errors import HarnessError
 from .kernels import KernelId
 
@@ -291,7 +291,7 @@ def conformance_tests(ran, corpus, reference, record, number, points):
     turning = turning_cases(record, number) & {c.id for c in corpus}
     before = {c.id for c in corpus} - set(record.get(KernelId.of(number).previous().name, {}))
     if reference is None:       # nothing is right: every case fails
-        differing = {c.id: conformance.Difference(c.id, [], "no run of upstream 6.1 to "
+        differing = {c.id: conformance.Difference(c.id, [], f"no run of upstream {kernels.base_release()} to "
                                                   "compare with") for c in corpus}
     else:
         differing = conformance.compare(corpus, reference, ran.corpus or conformance.CorpusRun())
@@ -305,7 +305,8 @@ def conformance_tests(ran, corpus, reference, record, number, points):
         evidence = []
         for ident in bad[:conformance.MAX_DIFFS]:
             d = differing[ident]
-            evidence += [f"{ident}: {d.note or 'differs from upstream 6.1'}"] + d.diff[:20]
+            note = d.note or f"differs from upstream {kernels.base_release()}"
+            evidence += [f"{ident}: {note}"] + d.diff[:20]
         right = len(ids) - len(bad)
         tests.append(Test(f"conformance.{'turning' if group != REGRESSION else 'before'}",
                           f"conformance: {right} of the {len(ids)} cases that {what}", group,
@@ -738,14 +739,14 @@ def reference_run(session, corpus):
         with open(log, encoding="utf-8", errors="replace") as f:
             ref = usable_reference(corpus, f.read().splitlines())
         if ref is not None:
-            ui.info(f"upstream 6.1's conformance output: {os.path.relpath(log)}")
+            ui.info(f"upstream {kernels.base_release()}'s conformance output: {os.path.relpath(log)}")
             return ref
     up = kbuild.Kernel(session.build_dir, KernelId.upstream())
     try:
         if not up.built():
             up = session.kernel(KernelId.upstream())
     except HarnessError as e:   # a tree with uncommitted work will not switch
-        ui.info(f"no run of upstream 6.1 to compare the corpus with, and it cannot be built "
+        ui.info(f"no run of upstream {kernels.base_release()} to compare the corpus with, and it cannot be built "
                 f"now: {e}")
         return None
     run, _report = session.boot(up, [conformance.PLAN_ITEM], "grade-upstream")

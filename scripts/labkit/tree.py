@@ -1,5 +1,5 @@
-"""The kernel source tree: extracted once from Debian's linux-source-6.1
-into build/linux, kept as a git repository with one branch per checkpoint.
+"""The kernel source tree: extracted once from Debian's linux-source
+package of patches/BASE (source.py) into build/linux, kept as a git repository with one branch per checkpoint.
 
   upstream     the tarball as Debian ships it
   lab/cp0      upstream + patches/00-*/*.patch   (the baseline)
@@ -80,9 +80,7 @@ class Tree:
     def ensure(self):
         """Extract the tree if it is missing or from another package version."""
         src = source.choose(self.build_dir)
-        made_for = series.base_version()
-        ui.step(f"{source.PACKAGE}: series made for {made_for}; "
-                f"installed {source.installed_version() or 'none'}; using {src.version}")
+        ui.step(source.describe(src, series.base()))
         if src.note:
             ui.info("warning: " + src.note)
         self.version = src.version
@@ -105,7 +103,7 @@ class Tree:
         self.git("config", "user.name", "ftrace trigger labs")
         self.git("config", "user.email", "labs@trigger-labs.invalid")
         self.git("config", "gc.auto", "0")
-        self.commit_all(f"{source.PACKAGE} {src.version}, as Debian ships it")
+        self.commit_all(f"{src.package} {src.version}, as Debian ships it")
         with open(self.stamp, "w") as f:
             f.write(src.version + "\n")
         ui.info(f"done in {timer}")
@@ -202,15 +200,20 @@ class Tree:
             subprocess.run(["git", "-C", self.path, "am", "--abort"], capture_output=True)
             self.git("checkout", "-q", kernels.UPSTREAM)
             self.git("branch", "-D", cp.branch, check=False)
+            package, base = series.base()
+            if self.version and source.same_build(self.version, base):
+                advice = ("This tree holds the sources the series was made for, so the patch "
+                          "itself does not fit them: the patch is what to fix.")
+            else:
+                advice = ("What to do: let the harness fetch the version in patches/BASE (it "
+                          "needs the Debian archive), or move the series to this version with "
+                          "'make rebase BASE=VERSION' (doc/harness.adoc, \"Moving to a new "
+                          "Debian version\").")
             raise TreeError(
                 f"patch {os.path.relpath(patch, series.ROOT)} does not apply.\n"
                 f"{(r.stdout + r.stderr).strip()}\n"
-                f"The series was made for {source.PACKAGE} {series.base_version()}; "
-                f"this tree is {self.version or 'another version'}.\n"
-                "What to do: let the harness fetch the version in patches/BASE (it needs "
-                "the Debian archive), or move the series to this version with "
-                "'make rebase BASE=VERSION' (doc/harness.adoc, \"Moving to a new Debian "
-                "version\").")
+                f"The series was made for {package} {base}; "
+                f"this tree is {self.version or 'another version'}.\n" + advice)
         self.git("config", key, digest)
         return cp.branch
 

@@ -164,3 +164,79 @@ class InitrdOnce(unittest.TestCase):
                 t.join()
         self.assertEqual(len(calls), 1)
         self.assertEqual(got, ["/the/initrd"] * 2)
+
+
+class FtracetestLogs(unittest.TestCase):
+    """ftracetest_run names ftracetest's log folder (-l): 6.12's ftracetest
+    otherwise replaces a logs/latest link first, and its unlink prints
+    "unlink: can't remove ..." into the output on every fresh guest. The
+    folder is the one 6.1's picks by default (logs/DATE/)."""
+
+    def test_the_log_folder_is_given(self):
+        d = tempfile.mkdtemp()
+        with open(os.path.join(d, "ftracetest"), "w") as f:
+            f.write('#!/bin/sh\necho "args: $*"\n')
+        os.chmod(os.path.join(d, "ftracetest"), 0o755)
+        os.makedirs(os.path.join(d, "test.d"))
+        with open(os.path.join(d, "list"), "w") as f:
+            f.write("00basic/basic1.tc\n")
+        # ftracetest_run works in /lab/ftrace: here, in d.
+        out = sh(f"cd() {{ command cd {d}; }}; ftracetest_run matrix {d}/list").splitlines()
+        args = [line for line in out if line.startswith("args: ")]
+        self.assertEqual(len(args), 1, out)
+        words = args[0].split()
+        self.assertIn("-l", words)
+        self.assertRegex(words[words.index("-l") + 1], r"^/lab/ftrace/logs/\d{8}-\d{6}/$")
+        self.assertEqual(words[-1], "test.d/00basic/basic1.tc")
+
+
+class TriggerFiles(unittest.TestCase):
+    """Between a lab's checks, reset_instance empties the trigger files a
+    check wrote through the helpers and those of the events set_event
+    lists, without a glob of every event's trigger file (each one a new
+    inode on 6.12's eventfs: seconds per reset on a debug guest); the
+    robustness scripts, which write triggers in their own ways, keep the
+    glob."""
+
+    def setUp(self):
+        self.d = tempfile.mkdtemp()
+        self.record = os.path.join(self.d, "record")
+        for event, text in (("sched/sched_switch", "traceoff:unlimited\n"),
+                            ("syscalls/sys_enter_read", "enable_event:kmem:kmalloc:1\n"),
+                            ("kmem/kmalloc", "# Available triggers:\n# traceon traceoff\n"),
+                            ("x/y", "stacktrace:unlimited\n")):
+            os.makedirs(os.path.join(self.d, "events", event))
+            with open(os.path.join(self.d, "events", event, "trigger"), "w") as f:
+                f.write(text)
+        with open(os.path.join(self.d, "set_event"), "w") as f:
+            f.write("sched:sched_switch\nkmem:kmalloc\n")
+
+    def files(self, mode, writes=""):
+        # /tmp/.trigger-files is the guest's record: here, a file of the test's
+        out = sh(f"cd {self.d}; rm -f /tmp/.trigger-files; {writes} "
+                 f"TRIGGER_RESET={mode}; trigger_files; rm -f /tmp/.trigger-files")
+        return sorted(os.path.relpath(line, self.d) if line.startswith("/") else line
+                      for line in out.splitlines())
+
+    def test_between_checks_what_was_written_and_what_set_event_lists(self):
+        writes = ("setup 'x' events/syscalls/sys_enter_read/trigger; "
+                  "try_write 'y' set_ftrace_filter > /dev/null; ")
+        self.assertEqual(self.files("tracked", writes),
+                         ["events/sched/sched_switch/trigger",
+                          "events/syscalls/sys_enter_read/trigger"])
+
+    def test_elsewhere_every_trigger_file(self):
+        self.assertEqual(self.files(""), ["events/sched/sched_switch/trigger",
+                                          "events/syscalls/sys_enter_read/trigger",
+                                          "events/x/y/trigger"])
+
+    def test_only_the_files_of_this_instance(self):
+        inst = os.path.join(self.d, "instances", "lab06")
+        os.makedirs(os.path.join(inst, "events", "sched", "sched_switch"))
+        with open(os.path.join(inst, "events", "sched", "sched_switch", "trigger"), "w") as f:
+            f.write("traceon:unlimited\n")
+        writes = "try_write 'traceon' instances/lab06/events/sched/sched_switch/trigger > /dev/null; "
+        self.assertEqual(self.files("tracked", writes), ["events/sched/sched_switch/trigger"])
+        out = sh(f"cd {self.d}; rm -f /tmp/.trigger-files; {writes} cd instances/lab06; "
+                 "TRIGGER_RESET=tracked; trigger_files; rm -f /tmp/.trigger-files")
+        self.assertEqual(out.splitlines(), [f"{inst}/events/sched/sched_switch/trigger"])

@@ -138,7 +138,8 @@ class DebugInfo(unittest.TestCase):
     def test_every_object_gets_g1_and_the_full_debug_folders_g_after_it(self):
         every, full = kbuild.DEBUG_INFO_FLAGS
         self.assertEqual(every, "--eval=%.o: KBUILD_CFLAGS += -g1")
-        self.assertEqual(full, "--eval=kernel/%.o fs/proc_namespace.o: KBUILD_CFLAGS += -g")
+        self.assertEqual(full, "--eval=kernel/%.o fs/proc_namespace.o mm/vmalloc.o mm/slub.o: "
+                               "KBUILD_CFLAGS += -g")
         self.assertNotIn("$", every + full)    # expanded too early in kbuild's sub-makes
 
     def test_the_stamp_changes_with_the_flags(self):
@@ -217,6 +218,21 @@ class DebugVariant(unittest.TestCase):
                     "CONFIG_DEBUG_KMEMLEAK", "CONFIG_SLUB_DEBUG", "CONFIG_MODULES"):
             self.assertEqual(want[opt], "y", opt)
         self.assertEqual(want["CONFIG_SAMPLE_TRACE_EVENTS"], "m")
+
+    def test_no_probe_events_to_build_eprobes_on(self):
+        """The baseline removes the trigger code eprobes are built on:
+        every option that selects PROBE_EVENTS stays off (FPROBE_EVENTS
+        is 6.5's)."""
+        want = kbuild.wanted_options(kbuild.CONFIG_FRAGMENT)
+        for opt in ("CONFIG_UPROBE_EVENTS", "CONFIG_KPROBE_EVENTS", "CONFIG_FPROBE_EVENTS"):
+            self.assertEqual(want[opt], "n", opt)
+
+    def test_debug_fragment_turns_slub_tiny_off(self):
+        """6.12's tinyconfig sets SLUB_TINY, on which KASAN, SLUB_DEBUG and
+        kmemleak's slab hooks depend off; 6.1 has no such option, and an
+        "is not set" line of an option it lacks changes nothing there."""
+        self.assertEqual(kbuild.wanted_options(DEBUG_FRAGMENT)["CONFIG_SLUB_TINY"], "n")
+        self.assertEqual(kbuild.config_problems("CONFIG_KASAN=y\n", {"CONFIG_SLUB_TINY": "n"}), [])
 
 
 class SeedFolder(unittest.TestCase):
