@@ -94,11 +94,11 @@ time_toggle() {
 # A probe on every function, "*:traceoff", plain and counted, against
 # the same probe on the functions getppid() runs and on no other: the
 # same hits, with a few entries in the table instead of every function's.
-# The series keeps a probe command's entries in a table of 128 buckets
+# The series keeps a probe command's entries in a table of 1024 buckets
 # (FTRACE_PROBE_HASH_BITS in kernel/trace/ftrace.c), and
 # function_probe_dispatch() walks the function's bucket at every hit;
 # 6.1 looks nothing up for the plain form, and for the counted form finds
-# the count in a table of 1024 buckets (its ftrace_func_mapper). The
+# the count in a table of as many buckets (its ftrace_func_mapper). The
 # first hit turns tracing off; every later one tests tracing_on and
 # returns. The case removes its probe itself: a line by line removal of
 # every function's entry would take minutes.

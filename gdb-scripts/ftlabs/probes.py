@@ -135,8 +135,16 @@ def mapper_line(ip, probe):
     return line + ":" + decode.count_text(int(data.cast(utils.lx.get_long_type())))
 
 
-def table_entries(table):
-    """The struct ftrace_probe_entry of a DECLARE_HASHTABLE of them."""
+def table_entries(owner):
+    """The struct ftrace_probe_entry in the table of a struct
+    ftrace_func_probes or ftrace_probe_kind: a DECLARE_HASHTABLE in a
+    struct ftrace_probe_table of its own (owner->table), or, in a build
+    of an older series, in the owner itself."""
+    struct = owner.type.strip_typedefs()
+    if struct.code == gdb.TYPE_CODE_PTR:
+        struct = struct.target().strip_typedefs()
+    fields = [f.name for f in struct.fields()]
+    table = owner["table"].dereference()["entries"] if "table" in fields else owner["entries"]
     found = []
     for i in range(table.type.range()[1] + 1):
         found += entries(table[i], "ftrace_probe_entry", "node")
@@ -148,7 +156,7 @@ def show_entries(tr):
     if int(probes) == 0:
         print("  none (tr->func_probes is NULL: no probe was ever set here)")
         return
-    found = table_entries(probes["entries"])
+    found = table_entries(probes)
     print("  %s in the probe table (nr_entries %d)" % (
         plural(len(found), "entry"), int(probes["nr_entries"])))
     for line in sorted(probe_line(int(e["ip"]), e["probe_ops"], e["data"]) for e in found):
@@ -167,7 +175,7 @@ def show_kinds(tr):
     first = None
     for kind in kinds:
         probe_ops = kind["probe_ops"]
-        found = table_entries(kind["entries"])
+        found = table_entries(kind)
         print("probe kind %s (%s), nr_entries %d:" % (
             sym_name(probe_ops) or "?", probe_command(probe_ops)[0], int(kind["nr_entries"])))
         for line in sorted(probe_line(int(e["ip"]), probe_ops, e["data"]) for e in found):

@@ -124,23 +124,65 @@ remove_function() {
 }
 check remove-function "removing one function of a kind leaves its other function patched, and only it" remove_function
 
-# A kind with many functions: its ops patches exactly them, and the
-# dispatcher finds the probe of the function that was hit among the
-# entries of its bucket (function_probe_dispatch() in ftrace.c), several
-# in some of its 128 buckets. ksys_sync gets a counted traceon first,
-# then some 570 functions of driver-model and CPU-vendor code, which
-# nothing calls while the check runs, get one each: those that land in
-# ksys_sync's bucket go before it there (hash_add_rcu() adds at the
-# head). With tracing_on at 0, sync must use up ksys_sync's count, and
-# no other.
+# The dispatcher finds the probe of the function that was hit among the
+# entries of its bucket (function_probe_dispatch() in ftrace.c). A
+# kind's table has 1024 buckets (FTRACE_PROBE_HASH_BITS), and
+# hash_for_each_possible() picks one with hash_long(ip, 10): the top ten
+# bits of ip times GOLDEN_RATIO_64 (include/linux/hash.h). The ip ftrace
+# passes is the function's address in /proc/kallsyms (the lab kernels
+# have no IBT, so no endbr64 before the call). The check takes a
+# function that sync calls once (ksys_sync, or the next of SYNC_PATH if
+# no other traceable function shares its bucket), finds the traceable
+# functions of its bucket and gives them a traceon probe after its own,
+# so they go before it there (hash_add_rcu() adds at the head). Theirs
+# have a count of 0, so they never act, whoever calls them: only the
+# probe of the function sync calls can turn tracing on, and must use up
+# its count. Functions on the probe's own path (tracing, locks, RCU,
+# preemption, interrupts) are left out.
+GOLDEN_RATIO_64=0x61C8864680B583EB
+SYNC_PATH="ksys_sync __x64_sys_sync iterate_supers sync_fs_one_sb sync_inodes_one_sb"
+# probe_bucket ADDR: the bucket of the function at ADDR (hex, no 0x)
+probe_bucket() {
+	_bucket=$(( ((0x$1 * GOLDEN_RATIO_64) >> 54) & 1023 ))
+}
+# bucket_mates FUNCTION: the traceable functions in FUNCTION's bucket
+bucket_mates() {
+	_addr=$(grep " $1\$" /proc/kallsyms | head -n 1 | cut -d' ' -f1)
+	case $_addr in
+	*[!0]*) ;;
+	*) return ;;	# not found, or addresses hidden (kptr_restrict)
+	esac
+	probe_bucket "$_addr"
+	_want=$_bucket
+	grep -i ' t ' /proc/kallsyms | grep -v -e '\.' -e '\[' -e " $1\$" |
+	while read -r _addr _type _name; do
+		case $_name in
+		*trac*|*ring_buffer*|*lock*|*rcu*|*preempt*|*irq*|*sched*) continue ;;
+		esac
+		probe_bucket "$_addr"
+		[ "$_bucket" = "$_want" ] && echo "$_name"
+	done | sort -u > /tmp/mates.sym
+	grep -Fx -f /tmp/mates.sym available_filter_functions | sort -u
+}
 bucket() {
-	try_write 'ksys_sync:traceon:1' set_ftrace_filter
-	for _g in device intel kernfs sysfs devm fwnode platform bus driver class; do
-		setup "${_g}_*:traceon:1" set_ftrace_filter
+	for _t in $SYNC_PATH; do
+		bucket_mates "$_t" > /tmp/mates
+		[ -s /tmp/mates ] && break
 	done
-	grep ':traceon:count=1$' set_ftrace_filter | cut -d: -f1 | sort -u > /tmp/probed
+	if [ -s /tmp/mates ]; then
+		echo "a function sync calls, with others in its bucket: found"
+	else
+		echo "a function sync calls, with others in its bucket: none"
+	fi
+	setup "$_t:traceon:1" set_ftrace_filter
+	while read -r _f; do
+		setup "$_f:traceon:0" set_ftrace_filter
+	done < /tmp/mates
+	grep ':traceon:count=' set_ftrace_filter | cut -d: -f1 | sort -u > /tmp/probed
 	traced_functions > /tmp/traced
-	if cmp -s /tmp/probed /tmp/traced; then
+	if ! [ -s /tmp/probed ]; then
+		echo "functions patched: none (no probe was set)"
+	elif cmp -s /tmp/probed /tmp/traced; then
 		echo "functions patched: exactly the probed ones"
 	else
 		echo "functions patched: NOT exactly the probed ones"
@@ -148,11 +190,6 @@ bucket() {
 	echo 0 > tracing_on
 	sync
 	echo "after sync: tracing_on=$(cat tracing_on)"
-	echo "probes whose count was used:" $(grep ':count=0$' set_ftrace_filter | cut -d: -f1)
-	# one removal per glob: the reset between checks removes probes one
-	# by one, slow for hundreds on the debug kernel
-	for _g in device intel kernfs sysfs devm fwnode platform bus driver class; do
-		echo "!${_g}_*:traceon:0" 2>/dev/null >> set_ftrace_filter
-	done
+	echo "its probe after sync: $(grep "^$_t:traceon:" set_ftrace_filter | cut -d: -f3)"
 }
-check bucket "a kind on some 570 functions patches exactly them; sync uses up ksys_sync's count, no other's" bucket
+check bucket "a function sync calls and those in its bucket of the table: each probe patches its function; sync uses up the count of the one it calls" bucket
