@@ -145,6 +145,37 @@ SYNC_PATH="ksys_sync __x64_sys_sync iterate_supers sync_fs_one_sb sync_inodes_on
 probe_bucket() {
 	_bucket=$(( ((0x$1 * GOLDEN_RATIO_64) >> 54) & 1023 ))
 }
+# bucket_mates FUNCTION: the traceable functions in FUNCTION's bucket.
+# The words of one command substitution, not "while read": read takes
+# a system call per byte, and kallsyms has some 12,000 functions.
+bucket_mates() {
+	_addr=$(grep " $1\$" /proc/kallsyms | head -n 1 | cut -d' ' -f1)
+	case $_addr in
+	*[!0]*) ;;
+	*) return ;;	# not found, or addresses hidden (kptr_restrict)
+	esac
+	probe_bucket "$_addr"
+	_want=$_bucket
+	_addr=
+	for _w in $(grep -i ' t ' /proc/kallsyms | grep -v -e '\.' -e '\[' |
+		    cut -d' ' -f1,3); do
+		if [ -z "$_addr" ]; then
+			_addr=$_w
+			continue
+		fi
+		probe_bucket "$_addr"
+		_addr=
+		[ "$_bucket" = "$_want" ] && [ "$_w" != "$1" ] || continue
+		case $_w in
+		*trac*|*ring_buffer*|*lock*|*rcu*|*preempt*|*irq*|*sched*) ;;
+		*) echo "$_w" ;;
+		esac
+	done | sort -u > /tmp/mates.sym
+	grep -Fx -f /tmp/mates.sym available_filter_functions | sort -u
+}
+bucket() {
+	_bucket=$(( ((0x$1 * GOLDEN_RATIO_64) >> 54) & 1023 ))
+}
 # bucket_mates FUNCTION: the traceable functions in FUNCTION's bucket
 bucket_mates() {
 	_addr=$(grep " $1\$" /proc/kallsyms | head -n 1 | cut -d' ' -f1)
