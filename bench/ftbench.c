@@ -6,6 +6,7 @@
  *   ftbench read MS            one-byte read()s of /dev/zero
  *   ftbench pair MS            getppid() then getpid()
  *   ftbench write MS FILE A B  writes to FILE, alternately A and B
+ *   ftbench glob MS PATTERN    expand PATTERN, open and read each file
  *
  * Runs for at least MS milliseconds, in batches, and prints the time per
  * iteration in nanoseconds, one number. Timing a run that long, not a
@@ -14,13 +15,16 @@
  * and getpid() are the cheapest system calls there are, so what a probe
  * or an event adds to them stands out; "pair" lets two probes (one on
  * each call) flip an event on and off once per iteration; "write" does
- * the same by writing to a tracefs file.
+ * the same by writing to a tracefs file; "glob" does what a shell's
+ * cat of every event's trigger file does: a directory read of each
+ * event's folder, then an open and a read of each file found.
  *
  * Built static on the host (scripts/labkit/bench.py): the guest has
  * no C library.
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
+#include <glob.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -114,10 +118,48 @@ static int run_write(long n)
 	return 0;
 }
 
+static const char *glob_pattern;
+
+static int read_all(const char *path)
+{
+	char buf[4096];
+	int fd = open(path, O_RDONLY);
+
+	if (fd < 0) {
+		perror(path);
+		return 1;
+	}
+	while (read(fd, buf, sizeof(buf)) > 0)
+		;
+	close(fd);
+	return 0;
+}
+
+/* One iteration: the whole glob, every match read to its end. */
+static int run_glob(long n)
+{
+	for (long i = 0; i < n; i++) {
+		glob_t g;
+		int bad = 0;
+
+		if (glob(glob_pattern, 0, NULL, &g)) {
+			fprintf(stderr, "%s: no match\n", glob_pattern);
+			return 1;
+		}
+		for (size_t j = 0; j < g.gl_pathc && !bad; j++)
+			bad = read_all(g.gl_pathv[j]);
+		globfree(&g);
+		if (bad)
+			return 1;
+	}
+	return 0;
+}
+
 static int usage(void)
 {
 	fprintf(stderr, "usage: ftbench getppid|read|pair MS\n"
-			"       ftbench write MS FILE A B\n");
+			"       ftbench write MS FILE A B\n"
+			"       ftbench glob MS PATTERN\n");
 	return 2;
 }
 
@@ -162,6 +204,10 @@ int main(int argc, char **argv)
 		write_a = argv[4];
 		write_b = argv[5];
 		return run_for(run_write, 2, ms);
+	}
+	if (argc == 4 && !strcmp(argv[1], "glob")) {
+		glob_pattern = argv[3];
+		return run_for(run_glob, 1, ms);
 	}
 	return usage();
 }

@@ -123,6 +123,26 @@ time_glob() {
 	echo 1 > tracing_on
 }
 
+# Eventfs (kernel/trace/trace_events.c, fs/tracefs/event_inode.c) makes
+# an event's files when a lookup or a directory read asks for them and
+# lets them go when nothing holds them; a shell glob such as
+# events/*/*/trigger reads every event's folder and so makes them all
+# again, where a kernel before eventfs kept every file from boot. The
+# cases: one trigger file read, every event's trigger file read, every
+# event's enable file read (the enable files exist at every checkpoint;
+# the trigger files from checkpoint 6 on). One iteration is one whole
+# glob with every file read.
+case_eventfs_one_file() { :; }
+case_eventfs_glob_enable() { :; }
+case_eventfs_glob_trigger() { :; }
+time_eventfs() {
+	case $CASE in
+	one-file)	"$FTBENCH" glob "$BENCH_MS" events/sched/sched_switch/enable ;;
+	glob-enable)	"$FTBENCH" glob "$BENCH_MS" 'events/*/*/enable' ;;
+	glob-trigger)	"$FTBENCH" glob "$BENCH_MS" 'events/*/*/trigger' ;;
+	esac
+}
+
 case_trigger_none() { :; }
 case_trigger_filter_never() {
 	try put 'traceoff if common_pid < 0' "$EVENT/trigger"
@@ -182,6 +202,11 @@ run_bench() {
 	else
 		ftlab bench-skip event "no enable_event probe to soft disable an event with"
 		ftlab bench-skip toggle "no enable_event probe"
+	fi
+	if [ -f "$EVENT/trigger" ]; then
+		table eventfs one-file glob-enable glob-trigger
+	else
+		table eventfs one-file glob-enable
 	fi
 	if [ -f "$EVENT/trigger" ]; then
 		table trigger none filter-never

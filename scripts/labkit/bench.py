@@ -43,6 +43,9 @@ TABLES = {
               "(armed, the handler returns early) and on", "ns per call"),
     "toggle": ("toggle-cost.csv", "switching sched_switch on and off: a write to its "
                "enable file vs a probe flipping the soft-disable bit", "ns per switch"),
+    "eventfs": ("eventfs-cost.csv", "reading one event's enable file vs every event's "
+                "enable file and every event's trigger file, as a shell glob does "
+                "(events/*/*/enable)", "ns per glob"),
     "trigger": ("trigger-cost.csv", "getppid() with no trigger on its event vs a "
                 "trigger whose 'if' filter never matches", "ns per call"),
 }
