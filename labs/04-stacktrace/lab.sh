@@ -13,7 +13,11 @@ stack_lines() {
 }
 
 # The sync system call reaches ksys_sync() by one path only, so the whole
-# stack is known in advance.
+# stack is known in advance. Our probe skips exactly its own frames
+# (PROBE_STACK_SKIP in kernel/trace/trace_functions.c), so the entry
+# starts at the probed function. Upstream 6.12 skips as many frames on a
+# path one frame shorter and starts at the caller, __do_sys_sync: the
+# check is ours alone, skipped on upstream.
 first_frame() {
 	setup 'ksys_sync:stacktrace' set_ftrace_filter
 	sync
@@ -29,7 +33,7 @@ first_frame() {
 		echo "none of ftrace's own frames"
 	fi
 }
-check first-frame "sync gives one entry: ksys_sync, then its callers, no ftrace frames" first_frame
+ours_only first-frame "sync gives one entry: ksys_sync, then its callers, no ftrace frames" first_frame
 
 # The trace file around the entries of a plain and a counted probe on
 # ksys_sync, one each for a sync: the header counts both
@@ -55,7 +59,10 @@ header() {
 check header "a plain and a counted probe: the header counts both entries; their lines fill its columns" header
 
 # Many forks, but ":2" records two stack traces. While tracing is off no
-# entry can be written, and the count is left alone.
+# entry can be written, and the count is left alone. Each entry is a
+# fork's: __do_sys_clone is among its first two frames (second after
+# kernel_clone here, first on upstream 6.12, which skips one frame more:
+# see first-frame).
 count() {
 	echo 0 > tracing_on
 	setup 'kernel_clone:stacktrace:2' set_ftrace_filter
@@ -65,8 +72,7 @@ count() {
 	hit_functions
 	echo "after the forks: $(grep stacktrace set_ftrace_filter)"
 	echo "stack trace entries: $(stack_entries)"
-	echo "first frames:"
-	grep -A 1 '<stack trace>' trace | grep '^ => '
+	echo "entries of a fork: $(grep -A 2 '<stack trace>' trace | grep -c '^ => __do_sys_clone$')"
 }
 check count "kernel_clone:stacktrace:2 records exactly two stack traces" count
 
@@ -108,6 +114,10 @@ instance() {
 	sync
 	echo "top level: $(stack_entries) stack trace entries"
 	echo "lab04: $(stack_entries instances/lab04/trace) stack trace entries"
-	stack_lines instances/lab04/trace | head -n 1
+	if stack_lines instances/lab04/trace | grep -q '^ => __do_sys_sync$'; then
+		echo "lab04's entry is a stack of sync"
+	else
+		echo "lab04's entry is NOT a stack of sync"
+	fi
 }
 check instance "a probe of an instance writes into that instance's buffer" instance

@@ -10,7 +10,7 @@ import unittest
 from types import SimpleNamespace
 from unittest import mock
 
-from labkit import gdbrun, protocol, qemu, rebase, tree
+from labkit import gdbrun, grade, protocol, qemu, rebase, tree
 
 OLD = """From 1111 Mon Sep 17 00:00:00 2001
 From: ftrace trigger labs <labs@trigger-labs.invalid>
@@ -80,7 +80,7 @@ class Expected(unittest.TestCase):
         a = protocol.Check("01", "a", "check", "t")
         a.output = ["sh-42     [000] d..1.  12.345678: new a"]
         mine = protocol.Check("01", "mine", "ours-only", "t")
-        mine.output = ["skipped: upstream 6.1 differs here on purpose"]
+        mine.output = [grade.OURS_ONLY_SKIP]
         cost = protocol.Check("01", "cost", "replaced-at-1", "t")
         cost.output = ["upstream's cost, which differs on purpose"]
         lab.checks = [a, mine, cost]
