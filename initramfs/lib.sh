@@ -106,7 +106,7 @@ trace_body() {
 }
 
 # probes: the probe lines of set_ftrace_filter, as the kernel lists them:
-# from checkpoint 1 on, as in 6.1, the newest probe command first.
+# from checkpoint 1 on, as upstream lists them, the newest probe command first.
 probes() {
 	echo "-- probes in set_ftrace_filter:"
 	grep ':' set_ftrace_filter || :
@@ -527,7 +527,7 @@ kernel_log() {
 
 # --- harness self-tests ------------------------------------------------------
 
-# warn_from_user_space: the write that makes upstream 6.1 WARN (its
+# warn_from_user_space: the write that makes upstream WARN (6.1 and 6.12: its
 # unregister_ftrace_function_probe_func() has WARN_ON(not) for "!!").
 # The host expects the run to fail at once with the WARN shown.
 warn_from_user_space() {
