@@ -17,7 +17,7 @@ stack_lines() {
 # (PROBE_STACK_SKIP in kernel/trace/trace_functions.c), so the entry
 # starts at the probed function. Upstream 6.12 skips as many frames on a
 # path one frame shorter and starts at the caller, __do_sys_sync: the
-# check is ours alone, skipped on upstream.
+# check is skipped on upstream (check_ours).
 first_frame() {
 	setup 'ksys_sync:stacktrace' set_ftrace_filter
 	sync
@@ -33,7 +33,7 @@ first_frame() {
 		echo "none of ftrace's own frames"
 	fi
 }
-ours_only first-frame "sync gives one entry: ksys_sync, then its callers, no ftrace frames" first_frame
+check_ours first-frame "sync gives one entry: ksys_sync, then its callers, no ftrace frames" first_frame
 
 # The trace file around the entries of a plain and a counted probe on
 # ksys_sync, one each for a sync: the header counts both

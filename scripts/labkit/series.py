@@ -67,8 +67,9 @@ class LabCheck:
 # A registration in lab.sh (initramfs/lib.sh): check|guard|ours_only ID
 # "title" func, or replaced_at N ID "title" func; the kind is the one the
 # guest reports (lib.sh's _run). module_check registers a feature check
-# (kind "check") that runs only on a kernel with modules.
-_REGISTRATION = re.compile(r'^(check|guard|ours_only|module_check|replaced_at\s+(\d+))\s+(\S+)'
+# (kind "check") that runs only on a kernel with modules; check_ours a
+# feature check that upstream skips (reporting it "ours-only" there).
+_REGISTRATION = re.compile(r'^(check_ours|check|guard|ours_only|module_check|replaced_at\s+(\d+))\s+(\S+)'
                            r'\s+"([^"]*)"\s+\S+\s*$')
 
 
@@ -81,6 +82,9 @@ def parse_registrations(text):
         word, at, ident, title = m.groups()
         if word == "module_check":
             found.append(LabCheck(ident, "check", title, modules=True))
+            continue
+        if word == "check_ours":
+            found.append(LabCheck(ident, "check", title))
             continue
         kind = f"replaced-at-{at}" if at else word.replace("_", "-")
         found.append(LabCheck(ident, kind, title))

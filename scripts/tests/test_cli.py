@@ -64,6 +64,7 @@ class LabChecks(unittest.TestCase):
                 'replaced_at 1 cost "every function traced" cost\n'
                 'ours_only nn "no WARN" nn_fn\n'
                 'module_check mod "a module stays" mod_fn\n'
+                'check_ours frame "the probed function first" frame_fn\n'
                 '# check commented "not a registration" x\n'
                 '\tcheck inside "a call in a function" y\n')
         got = [(c.id, c.kind, c.title) for c in series.parse_registrations(text)]
@@ -71,13 +72,14 @@ class LabChecks(unittest.TestCase):
                                ("two", "guard", "still there"),
                                ("cost", "replaced-at-1", "every function traced"),
                                ("nn", "ours-only", "no WARN"),
-                               ("mod", "check", "a module stays")])
+                               ("mod", "check", "a module stays"),
+                               ("frame", "check", "the probed function first")])
         found = series.parse_registrations(text)
         self.assertEqual([c.id for c in found if c.modules], ["mod"])
         plain, debug = K.of(3), K.of(3, "debug")
-        self.assertEqual([c.runs_on(plain) for c in found], [True] * 4 + [False])
+        self.assertEqual([c.runs_on(plain) for c in found], [True] * 4 + [False, True])
         self.assertTrue(all(c.runs_on(debug) for c in found))
-        self.assertFalse(found[-1].runs_on(K.of(3, "kcsan")))
+        self.assertFalse(found[4].runs_on(K.of(3, "kcsan")))
 
     def test_every_lab_registers_what_its_expected_file_holds(self):
         from labkit import grade, series
