@@ -1,6 +1,6 @@
-"""doc/errnos.adoc: every error a tracefs write returns on upstream 6.1,
-and which write of the conformance corpus (labs/conformance/corpus) got
-it.
+"""doc/errnos.adoc: every error a tracefs write returns on upstream (the
+base patches/BASE names, unmodified), and which write of the
+conformance corpus (labs/conformance/corpus) got it.
 
 The page is made from a real run, not written by hand: upstream's
 console log of the corpus (check-upstream.log) gives each failing write
@@ -29,7 +29,7 @@ HEADER = """\
 :toclevels: 1
 
 Each error below is what a write to a tracefs file returned on unmodified
-Linux 6.1, for every write of the labs' conformance corpus
+Linux {release}, for every write of the labs' conformance corpus
 (`labs/conformance/corpus`) that failed. Every checkpoint's run of the
 corpus is compared with upstream's, so at the last checkpoint the same
 writes fail with the same errors. The page is generated from upstream's
@@ -104,7 +104,7 @@ def page(corpus, corpus_text, run):
         by_error.setdefault(message, set()).add(path)
         by_file.setdefault(path, []).append((message, value, ident))
     count = {m: sum(1 for w in writes if w[0] == m) for m in by_error}
-    out = [HEADER, "== By errno\n",
+    out = [HEADER.replace("{release}", kernels.base_release()), "== By errno\n",
            '[cols="2,1,5",options="header"]', "|===", "|errno |writes |files\n"]
     for message in sorted(by_error, key=lambda m: (-count[m], m)):
         name = errno_name(message) or "?"

@@ -274,7 +274,7 @@ class KernelId:
 
 
 def base_release():
-    """The base's upstream release, "6.1" of patches/BASE's "6.1.158-1"."""
+    """The base's upstream release, "6.12" of patches/BASE's "6.12.118-1~deb12u1"."""
     try:
         version = series.base_version()
     except (OSError, series.SeriesError):

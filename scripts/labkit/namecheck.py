@@ -2,7 +2,7 @@
 text speaks of.
 
 A learner who reads `event_enable_probe()` in a chapter sets a breakpoint
-on it; when the name is 6.1's and not the checkpoint's, gdb answers
+on it; when the name is upstream's and not the checkpoint's, gdb answers
 "Function not defined". This check reads the text a learner reads and
 looks each cited name up in the right kernel tree:
 
@@ -27,10 +27,13 @@ underscore (tracefs files such as set_ftrace_filter, constants such as
 PROBE_STACK_SKIP).
 
 Text that names another kernel's code on purpose says so in front of the
-name, and the check recognises that form: "6.1's `update_count()`" (also
-"upstream's", "mainline's") is looked up in upstream 6.1's tree, and
-"2013's `tracer_frame`" or "3.6's `ftrace_func_hash`" is history that no
-tree here holds: it is counted, not looked up. A handout that looks back
+name, and the check recognises that form: the base's release, read from
+patches/BASE ("6.12's `event_trigger_init()`" on linux-source-6.12), and
+"upstream's", "mainline's", are looked up in upstream's tree (the base
+unmodified); any other release or year, "6.1's `event_trigger_ops`" of
+the base the series was first written for, "2013's `tracer_frame`" or
+"3.6's `ftrace_func_hash`", is history that no tree here holds: it is
+counted, not looked up. A handout that looks back
 at an earlier checkpoint's code says "checkpoint 3's `name()`", looked up
 in that checkpoint's tree. A name made up on purpose starts with no_such_, and the
 syscall events sys_enter_NAME / sys_exit_NAME, which a macro names, are
@@ -56,17 +59,20 @@ DOC = os.path.join(series.ROOT, "doc")
 CHAPTERS = ("ftrace", "events", "internals", "quickref", "files", "index")
 HISTORY = "2013"
 
-# The words in front of a name that say which kernel it belongs to.
+# The words in front of a name that say it is upstream's: the base's
+# release ("6.12's" when patches/BASE is linux-source-6.12), never a fixed
+# one, so that the release the series left ("6.1's") becomes history.
 UPSTREAM_MARKERS = (f"{kernels.base_release()}'s", "upstream's", "mainline's")
 # The form of a marker: one of those, or a year or another version
-# ("2013's", "3.10's"), which is history.
+# ("2013's", "3.10's", "6.1's"), which is history.
 MARKER = r"(?:checkpoint \d+|\d+(?:\.\d+)?|upstream|mainline)'s"
 KERNEL_DIRS = ("kernel", "include", "arch", "fs", "mm", "lib", "init", "tools",
                "Documentation", "block", "net", "security")
 # Where a name counts as existing: the source, not the kernel's prose.
 MADE_UP = "no_such_"
-# 6.1's files that the series leaves out of every lab kernel (their Kconfig
-# options depend on BROKEN): they still call 6.1's trigger functions, and
+# Upstream's files that the series leaves out of every lab kernel (their
+# Kconfig options depend on BROKEN): they still call upstream's trigger
+# functions, and
 # must not make those names look like the checkpoints'.
 NOT_BUILT = {"kernel/trace/" + f for f in (
     "trace_boot.c", "trace_events_hist.c", "trace_events_synth.c", "trace_eprobe.c",

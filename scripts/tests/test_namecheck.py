@@ -2,8 +2,12 @@ import os
 import subprocess
 import tempfile
 import unittest
+from unittest import mock
 
 from labkit import namecheck
+
+# The markers of upstream's names on a series based on linux-source-6.12.
+ON_612 = ("6.12's", "upstream's", "mainline's")
 
 
 def names(text):
@@ -31,13 +35,26 @@ class CitedNames(unittest.TestCase):
         self.assertEqual(names("the event_trigger_* helpers"), [("event_trigger_", "prefix")])
 
     def test_a_marker_names_the_kernel(self):
-        found = list(namecheck.names_in("6.1's `update_count()` and 2013's tracer_frame, "
-                                        "ours probe_take_count()"))
+        with mock.patch.object(namecheck, "UPSTREAM_MARKERS", ON_612):
+            found = list(namecheck.names_in(
+                "6.12's `update_count()`, upstream's `a_b()`, 2013's tracer_frame, "
+                "6.1's `event_trigger_ops` and ours probe_take_count()"))
         self.assertEqual(found, [("update_count", "word", namecheck.UPSTREAM),
+                                 ("a_b", "word", namecheck.UPSTREAM),
                                  ("tracer_frame", "word", namecheck.HISTORY),
+                                 ("event_trigger_ops", "word", namecheck.HISTORY),
                                  ("probe_take_count", "word", None)])
         self.assertEqual(list(namecheck.names_in("checkpoint 3's `ftrace_onoff_print()`")),
                          [("ftrace_onoff_print", "word", 3)])
+
+    def test_the_base_s_release_is_upstream_s_marker(self):
+        # patches/BASE names the base: its release, and no fixed one, marks
+        # upstream's names, so that the release the series left is history.
+        release = namecheck.kernels.base_release()
+        self.assertRegex(release, r"^\d+\.\d+$")
+        self.assertEqual(namecheck.UPSTREAM_MARKERS[0], release + "'s")
+        self.assertEqual([m for _n, _k, m in namecheck.names_in(f"{release}'s `a_b()`")],
+                         [namecheck.UPSTREAM])
 
 
 class Texts(unittest.TestCase):
@@ -118,12 +135,16 @@ class Lookup(unittest.TestCase):
     def test_upstream_s_name_fails_unless_marked(self):
         self.assertEqual(self.unknown("`update_count()` in kernel/trace/trace.c"),
                          ["update_count", "kernel/trace/trace.c"])
-        self.assertEqual(self.unknown("6.1's `update_count()`, 6.1's `struct ftrace_func_probe`"),
-                         [])
-        self.assertEqual(self.unknown("6.1's `made_up_function()`"), ["made_up_function"])
+        with mock.patch.object(namecheck, "UPSTREAM_MARKERS", ON_612):
+            self.assertEqual(self.unknown("6.12's `update_count()`, "
+                                          "upstream's `struct ftrace_func_probe`"), [])
+            self.assertEqual(self.unknown("6.12's `made_up_function()`"), ["made_up_function"])
 
     def test_history_is_counted_not_looked_up(self):
         self.assertEqual(self.unknown("2013's `tracer_frame`"), [])
+        # On 6.12, the release the series was first written for is history.
+        with mock.patch.object(namecheck, "UPSTREAM_MARKERS", ON_612):
+            self.assertEqual(self.unknown("6.1's `made_up_function()`"), [])
 
     def test_a_commit_message_may_name_what_it_removes(self):
         before = namecheck.Cite("p/0001-x.patch", 3, "update_count", "word",

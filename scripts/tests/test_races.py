@@ -6,15 +6,16 @@ import subprocess
 import tempfile
 import unittest
 
-from labkit import kernels, qemu, races, series
-from labkit.kernels import KernelId as K
+from labkit import qemu, races, series
+from labkit.kernels import base_release
 
-# The base release the harness names in its messages ("6.12").
-BASE = kernels.base_release()
+# What the harness calls upstream: the release patches/BASE names ("6.12").
+BASE = base_release()
+from labkit.kernels import KernelId as K
 
 
 def report(a, b=None, stamp="[   41.702310] "):
-    """A KCSAN report as kernel/kcsan/report.c prints it (6.1 and 6.12 alike)."""
+    """A KCSAN report as 6.1's kernel/kcsan/report.c prints it."""
     where = f"{a} / {b}" if b else f"{a}+0x4d/0x90"
     return [stamp + "=" * 66,
             stamp + f"BUG: KCSAN: data-race in {where}",
@@ -235,7 +236,7 @@ class Grade(unittest.TestCase):
         self.assertIn(f"{BASE}'s own", out)
 
     def test_uninstrumented_tracing_code_fails(self):
-        """The base's kernel/trace/Makefile leaves the tracing code out of KCSAN:
+        """6.1's kernel/trace/Makefile leaves the tracing code out of KCSAN:
         a kernel built so cannot see a race in the series' code."""
         verdicts, out = self.grade(kernel_log(), uninstrumented=["kernel/trace/ftrace.o"])
         self.assertEqual(verdicts[1], ("fail", "KCSAN [cp7-kcsan]: the tracing code is "
