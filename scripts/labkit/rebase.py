@@ -207,9 +207,10 @@ def rewritten_patches(t):
 def base_text(version):
     """patches/BASE naming 'version', its comments kept, in the form it has
     (a version alone, or the package and the version: the package of the
-    new version, series.package_of)."""
+    new version, series.package_of). A "fetch" line names the old
+    version's .deb: it goes (the maintainer records the new one's)."""
     with open(series.BASE_FILE, encoding="utf-8") as f:
-        text = f.read()
+        text = re.sub(r"^fetch .*\n?", "", f.read(), flags=re.M)
     line = re.search(r"^(?!#)\S.*$", text, re.M)
     words = line.group(0).split() if line else []
     new = f"{series.package_of(version)} {version}" if len(words) == 2 else version

@@ -197,7 +197,7 @@ def parse_base(text):
     package_of(version)."""
     for line in text.splitlines():
         words = line.split()
-        if not words or words[0].startswith("#"):
+        if not words or words[0].startswith("#") or words[0] == "fetch":
             continue
         if len(words) == 1:
             return package_of(words[0]), words[0]
@@ -207,6 +207,23 @@ def parse_base(text):
                           "(6.12.118-1~deb12u1) nor a package and its version "
                           "(linux-source-6.12 6.12.118-1~deb12u1)")
     raise SeriesError("patches/BASE names no version")
+
+
+def parse_base_fetch(text):
+    """(url, sha256) of patches/BASE's "fetch URL sha256:HEX" line: where
+    the Debian archive keeps the .deb of that version and its checksum,
+    for a host whose apt does not offer it. None without such a line."""
+    for line in text.splitlines():
+        words = line.split()
+        if len(words) == 3 and words[0] == "fetch" and words[2].startswith("sha256:"):
+            return words[1], words[2][len("sha256:"):]
+    return None
+
+
+def base_fetch():
+    """patches/BASE's fetch line (parse_base_fetch), or None."""
+    with open(BASE_FILE, encoding="utf-8") as f:
+        return parse_base_fetch(f.read())
 
 
 def base():

@@ -14,6 +14,11 @@ harness builds on that build of the kernel:
      root needed, the system's packages untouched) into build/sources/;
      apt is asked only about the exact package name (apt-cache madison),
      never with a name it could take as a pattern;
+  2b. otherwise BASE's own .deb fetched from the Debian archive's pool at
+     the address patches/BASE gives ("fetch URL sha256:HEX"), checked
+     against the SHA-256 recorded there: a Debian 13 host whose apt lists
+     have moved on, or that does not list Debian 12's security archive,
+     still gets the exact build;
   3. otherwise the installed package of the same upstream version (another
      Debian revision), with a warning: the patches are applied with
      three-way merges and the expected outputs were recorded on another
@@ -23,9 +28,11 @@ harness builds on that build of the kernel:
 """
 
 import glob
+import hashlib
 import os
 import re
 import subprocess
+import urllib.request
 
 from . import deps, series, ui
 from .errors import HarnessError
@@ -160,6 +167,41 @@ def fetch(build_dir, version, package=None):
     return tarball
 
 
+def download(build_dir, version, url, sha256, package=None):
+    """BASE's .deb from the archive's pool at url, checked against sha256,
+    unpacked into build/sources/VERSION; the tarball's path. Raises
+    SourceError when it cannot be had or its checksum differs."""
+    package = package or series.package_of(version)
+    tarball = cached_tarball(build_dir, version, package)
+    if os.path.exists(tarball):
+        return tarball
+    where = cache_dir(build_dir, version)
+    os.makedirs(where, exist_ok=True)
+    deb = os.path.join(where, os.path.basename(url.replace("%7e", "~").replace("%7E", "~")))
+    ui.step(f"fetching {package} {version} from the Debian archive's pool ({url})")
+    digest = hashlib.sha256()
+    try:
+        with urllib.request.urlopen(url, timeout=60) as r, open(deb + ".part", "wb") as out:
+            while True:
+                block = r.read(1 << 20)
+                if not block:
+                    break
+                digest.update(block)
+                out.write(block)
+    except OSError as e:
+        raise SourceError(f"cannot download {url}: {e}") from None
+    if digest.hexdigest() != sha256:
+        os.unlink(deb + ".part")
+        raise SourceError(f"{url}: its SHA-256 is {digest.hexdigest()}, patches/BASE "
+                          f"records {sha256}")
+    os.rename(deb + ".part", deb)
+    x = subprocess.run(["dpkg-deb", "-x", deb, where], capture_output=True, text=True)
+    if x.returncode != 0 or not os.path.exists(tarball):
+        raise SourceError(f"dpkg-deb -x {deb} failed: {x.stderr.strip()}")
+    os.unlink(deb)
+    return tarball
+
+
 def needs(package, version):
     """What the series needs, in words."""
     return (f"Debian's {package} {version} (patches/BASE) or another Debian release's "
@@ -208,6 +250,13 @@ def choose(build_dir):
             return Source(version, fetch(build_dir, version, package), package=package)
         except SourceError as e:
             reason = str(e)
+    pinned = series.base_fetch()
+    if pinned:
+        try:
+            return Source(base, download(build_dir, base, *pinned, package=package),
+                          package=package)
+        except SourceError as e:
+            reason = str(e)
     if (installed and kernel_version(installed) == kernel_version(base)
             and os.path.exists(installed_tarball(package))):
         return Source(installed, installed_tarball(package), package=package,
@@ -248,6 +297,9 @@ def status(build_dir):
     if good:
         return True, (f"apt offers {package} {good[0]} (the series was made for {base}): "
                       "the first build fetches it into build/sources/")
+    if series.base_fetch():
+        return True, (f"apt does not offer {package} {base}: the first build fetches it "
+                      "from the Debian archive's pool (patches/BASE) into build/sources/")
     if installed and kernel_version(installed) == kernel_version(base):
         return True, (f"{package} {installed} is installed, another Debian revision of "
                       f"Linux {kernel_version(base)} than {base}, which apt does not offer: "

@@ -3,6 +3,7 @@ from patches/BASE alone; apt is asked about exact names; another Debian
 release's build of the same sources is accepted; a host that cannot give
 it gets one sentence saying what is needed and what is there."""
 
+import hashlib
 import io
 import os
 import subprocess
@@ -228,6 +229,65 @@ class Rebase(unittest.TestCase):
             self.assertEqual(rebase.base_text(D12), f"# the base\n{D12}\n")
         with base_file("# the base\nlinux-source-6.1 6.1.192-3\n# end\n"):
             self.assertEqual(rebase.base_text(D12), f"# the base\n{PKG} {D12}\n# end\n")
+
+    def test_base_text_drops_the_old_versions_fetch_line(self):
+        with base_file(f"{PKG} {D12}\nfetch http://x/a.deb sha256:00\n"):
+            self.assertEqual(rebase.base_text("6.12.120-1~deb12u1"),
+                             f"{PKG} 6.12.120-1~deb12u1\n")
+
+
+class PinnedFetch(unittest.TestCase):
+    """patches/BASE's fetch line: the exact .deb from the archive's pool,
+    for a host whose apt does not offer it (Debian 13's lists)."""
+
+    URL = "http://deb.debian.org/debian-security/pool/updates/main/l/linux-6.12/x.deb"
+
+    def base(self, sha):
+        return base_file(f"{PKG} {D12}\nfetch {self.URL} sha256:{sha}\n")
+
+    def test_the_line_is_read_and_the_version_line_still_first(self):
+        with self.base("ab12"):
+            self.assertEqual(series.base(), (PKG, D12))
+            self.assertEqual(series.base_fetch(), (self.URL, "ab12"))
+        with base_file(f"{PKG} {D12}\n"):
+            self.assertIsNone(series.base_fetch())
+
+    def test_used_when_apt_offers_no_build_of_the_sources(self):
+        build = tempfile.mkdtemp()
+        got = []
+
+        def download(build_dir, version, url, sha256, package=None):
+            got.append((version, url, sha256))
+            return "/cache/pinned.tar.xz"
+        with self.base("ab12"), \
+                mock.patch.object(source, "installed_version", return_value=None), \
+                mock.patch.object(source, "offered_versions", return_value=["6.12.117-1"]), \
+                mock.patch.object(source, "download", side_effect=download):
+            src = source.choose(build)
+        self.assertEqual((src.version, src.tarball, src.note), (D12, "/cache/pinned.tar.xz", ""))
+        self.assertEqual(got, [(D12, self.URL, "ab12")])
+
+    def test_a_wrong_checksum_is_said_and_nothing_kept(self):
+        build = tempfile.mkdtemp()
+        body = b"not the package"
+
+        class Reply(io.BytesIO):
+            def __enter__(self):
+                return self
+
+            def __exit__(self, *a):
+                return False
+        with mock.patch.object(source.urllib.request, "urlopen", return_value=Reply(body)):
+            with self.assertRaises(source.SourceError) as e:
+                source.download(build, D12, self.URL, "00" * 32, PKG)
+        self.assertIn(hashlib.sha256(body).hexdigest(), str(e.exception))
+        self.assertIn("patches/BASE records", str(e.exception))
+        self.assertEqual(os.listdir(source.cache_dir(build, D12)), [])
+
+    def test_the_repositorys_base_pins_its_version(self):
+        url, sha = series.base_fetch()
+        self.assertIn(series.base_version().replace("~", "%7e"), url)
+        self.assertRegex(sha, r"^[0-9a-f]{64}$")
 
 
 class SeriesVersions(unittest.TestCase):
