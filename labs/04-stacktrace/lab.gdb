@@ -6,14 +6,15 @@
 # first check (ksys_sync:stacktrace, then sync) runs, and once more in
 # __trace_stack(), where the unwinder starts. Watch for:
 #  - ft-probes: ksys_sync:stacktrace:unlimited;
-#  - the second bt: skip=5, and five real frames from __trace_stack to
-#    ftrace_caller (gdb also lists the inlined functions
-#    probe_trace_stack and __ftrace_ops_list_func as frames, but they
-#    have no stack frame of their own);
-#  - gdb cannot unwind through ftrace_caller (assembly), but the kernel
-#    follows the frame pointers it pushed: "x/2a $rbp" there shows the
-#    next frame, a return into ksys_sync (the entry's first line), and
-#    the one after it, into ksys_sync's caller.
+#  - the second bt: skip=5 (gdb also lists the inlined function
+#    probe_trace_stack as a frame, but it has no stack frame of its own);
+#  - the kernel's unwinder follows the frame pointers: each frame holds
+#    the caller's saved rbp, then the return address. Walked from
+#    __trace_stack(), the chain goes through ftrace_stacktrace(),
+#    function_probe_dispatch() and the trampoline ftrace made for the
+#    probe kind's ftrace_ops (a copy of ftrace_caller's code, made at
+#    run time, so no symbol names it; gdb cannot unwind through it), then
+#    returns into ksys_sync (the entry's first line) and its caller.
 
 # Enabled once the probe has fired: other code records stack traces too.
 break __trace_stack
@@ -24,14 +25,16 @@ commands
   echo \n=== lab 04: in __trace_stack(), where the unwinder starts\n
   bt 8
   printf "frames to skip: skip = %d (PROBE_STACK_SKIP)\n", skip
-  echo gdb stops at ftrace_caller; the kernel follows the frame pointers it pushed\n
-  echo (each frame: saved rbp, return address):\n
-  select-frame function ftrace_caller
-  x/2a $rbp
-  x/2a *(void **)$rbp
-  echo so the entry starts with the returns into the probed function and its caller:\n
-  info symbol *(void **)($rbp + 8)
-  info symbol *(void **)(*(void **)$rbp + 8)
+  echo the frame pointers from here (each frame: saved rbp, then the return address):\n
+  set $lab_fp = $rbp
+  set $lab_i = 0
+  while $lab_i < 5
+    printf "frame %d returns into: ", $lab_i
+    info symbol *(void **)($lab_fp + 8)
+    set $lab_fp = *(void **)$lab_fp
+    set $lab_i = $lab_i + 1
+  end
+  echo the entry starts at the return into the probed function, ksys_sync\n
   if $ft_batch
     delete $lab_stack_bp
     continue
@@ -58,6 +61,6 @@ end
 
 
 echo \nLab 04: 'continue' boots the guest and runs the lab; gdb stops in the stacktrace probe,\n
-echo then (after 'continue') in __trace_stack(): count the real frames above ftrace_caller.\n
+echo then (after 'continue') in __trace_stack(): follow the frame pointers up to ksys_sync.\n
 echo Then: 'ft-probes' during the count check (kernel_clone:stacktrace:count=N),\n
 echo 'ft-probes lab04' during the instance check, 'help ft'.\n
