@@ -7,13 +7,16 @@
 # __trace_stack(), where the unwinder starts. Watch for:
 #  - ft-probes: ksys_sync:stacktrace:unlimited;
 #  - the second bt: skip=5, and five real frames from __trace_stack to
-#    ftrace_caller (gdb also lists the inlined functions
-#    probe_trace_stack and __ftrace_ops_list_func as frames, but they
-#    have no stack frame of their own);
-#  - gdb cannot unwind through ftrace_caller (assembly), but the kernel
-#    follows the frame pointers it pushed: "x/2a $rbp" there shows the
-#    next frame, a return into ksys_sync (the entry's first line), and
-#    the one after it, into ksys_sync's caller.
+#    the ops' trampoline, "??" (on 6.12 the lab kernel gives the probes'
+#    ops a trampoline, which calls ftrace_ops_assist_func; gdb also
+#    lists the inlined probe_trace_stack as a frame, but it has no stack
+#    frame of its own). With another ops on the function the path is
+#    ftrace_caller and arch_ftrace_ops_list_func instead, five frames too;
+#  - gdb cannot unwind through the trampoline (no debug information),
+#    but the kernel follows the frame pointers it pushed: "x/2a $rbp" in
+#    the trampoline's frame shows the next frame, a return into
+#    ksys_sync (the entry's first line), and the one after it, into
+#    ksys_sync's caller.
 
 # Enabled once the probe has fired: other code records stack traces too.
 break __trace_stack
