@@ -31,7 +31,7 @@ BREAK_POINTS = [
     ("trigger", "an event's triggers being run", ["event_triggers_call"]),
     ("post-trigger", "triggers that run after the event is recorded",
      ["event_triggers_post_call"]),
-    # In 6.1 the soft paths are inside __ftrace_event_enable_disable, which
+    # In 6.12 the soft paths are inside __ftrace_event_enable_disable, which
     # every enable and disable runs: break where soft-mode users call it.
     ("soft-disable", "where a soft-mode user puts an event into soft mode or out",
      ["event_soft_mode_get", "event_soft_mode_put"], ["trace_event_enable_disable"]),

@@ -9,7 +9,7 @@
 #             ftrace_probe_kind, one per probe command, the newest first,
 #             each with its own ftrace_ops and a hash table of struct
 #             ftrace_probe_entry {ip, data}.
-#  "mapper"   upstream 6.1: tr->func_probes is a list of struct
+#  "mapper"   upstream 6.12: tr->func_probes is a list of struct
 #             ftrace_func_probe, one per probe ops, each with its own
 #             ftrace_ops; per-function data in a struct ftrace_func_mapper.
 #  none       a kernel without function probes.
@@ -121,7 +121,7 @@ def mapper_data(mapper, ip):
 
 
 def mapper_line(ip, probe):
-    """One probe as set_ftrace_filter shows it, for upstream 6.1."""
+    """One probe as set_ftrace_filter shows it, for upstream 6.12."""
     cmd, counted = probe_command(probe["probe_ops"])
     line = "%s:%s" % (func_name(ip), cmd)
     mapper_t = struct_type("ftrace_func_mapper")
@@ -226,7 +226,7 @@ Lists each probe as set_ftrace_filter would (function:command:count),
 and the ftrace_ops that makes ftrace call it, with its callback and its
 filter hash: the functions ftrace calls it for (an empty hash means all
 functions).  Checkpoint 0 has one ops for all probes of an instance;
-from checkpoint 1 on (and in 6.1) each struct ftrace_probe_ops has its
+from checkpoint 1 on (and in 6.12) each struct ftrace_probe_ops has its
 own (a command's plain and counted forms, such as traceoff and
 traceoff:N, are two), and they are shown newest first, as
 set_ftrace_filter lists them.  INSTANCE

@@ -7,7 +7,7 @@
 # enable file calls the same code with soft_disable = 0, under the same
 # lock, in the writer's task.  So "ft soft" breaks where that write
 # switches the event and makes it the soft-mode user's call: the kernel
-# then runs its own event_soft_mode_get/put (or, in 6.1, the soft paths of
+# then runs its own event_soft_mode_get/put (or, in 6.12, the soft paths of
 # __ftrace_event_enable_disable), reference count and tracepoint included.
 
 import gdb
@@ -21,7 +21,7 @@ from .utils import as_int, has_field
 #    user's switch; gdb jumps from its first instruction to
 #    trace_event_enable_disable(file, enable, 1), which returns to the
 #    writer as ftrace_event_enable_disable would have;
-#  - upstream 6.1: __ftrace_event_enable_disable(file, enable, 0); gdb
+#  - upstream 6.12: __ftrace_event_enable_disable(file, enable, 0); gdb
 #    sets soft_disable (the third argument, %rdx) to 1.
 # Both are entered with the arguments in %rdi, %rsi, %rdx (x86-64).
 SWITCHES = [("ftrace_event_enable_disable", "trace_event_enable_disable"),

@@ -5,7 +5,9 @@
 # probe of the first check runs; one frame up is the probe dispatcher.
 # Watch for:
 #  - ft-probes: "filter hash: 1 function: schedule";
-#  - ft-callsite: schedule's call site is patched, vfs_read's is a no-op;
+#  - ft-callsite: schedule's call site is patched (on 6.12 it calls a
+#    trampoline made for the probes' ops alone, not ftrace_caller),
+#    vfs_read's is a no-op;
 #  - then a breakpoint on the very instruction ftrace patched, the first
 #    one of schedule: it is hit (QEMU keeps gdb's breakpoints outside
 #    guest memory, so they do not fight with ftrace's text patching);

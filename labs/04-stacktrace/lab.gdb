@@ -11,10 +11,13 @@
 #  - the kernel's unwinder follows the frame pointers: each frame holds
 #    the caller's saved rbp, then the return address. Walked from
 #    __trace_stack(), the chain goes through ftrace_stacktrace(),
-#    function_probe_dispatch() and the trampoline ftrace made for the
-#    probe kind's ftrace_ops (a copy of ftrace_caller's code, made at
-#    run time, so no symbol names it; gdb cannot unwind through it), then
-#    returns into ksys_sync (the entry's first line) and its caller.
+#    function_probe_dispatch(), ftrace_ops_assist_func() (the guard the
+#    probe kind's ops asks for) and the trampoline ftrace made for that
+#    ops (a copy of ftrace_caller's code, made at run time, so no symbol
+#    names it and gdb cannot unwind through it), then returns into
+#    ksys_sync (the entry's first line) and its caller. With another ops
+#    on the function the path is ftrace_caller and
+#    arch_ftrace_ops_list_func instead, five frames too.
 
 # Enabled once the probe has fired: other code records stack traces too.
 break __trace_stack
