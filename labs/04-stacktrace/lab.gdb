@@ -7,16 +7,19 @@
 # __trace_stack(), where the unwinder starts. Watch for:
 #  - ft-probes: ksys_sync:stacktrace:unlimited;
 #  - the second bt: skip=5 (gdb also lists the inlined function
-#    probe_trace_stack as a frame, but it has no stack frame of its own);
+#    probe_trace_stack as a frame, but it has no stack frame of its own),
+#    and the five frames: __trace_stack,
+#    ftrace_stacktrace, function_probe_dispatch, ftrace_ops_assist_func
+#    (the guard the probe kind's ops asks for) and the trampoline ftrace
+#    made for that ops, "??" (a copy of ftrace_caller's code, made at run
+#    time: no symbol names it and gdb cannot unwind through it);
 #  - the kernel's unwinder follows the frame pointers: each frame holds
-#    the caller's saved rbp, then the return address. Walked from
-#    __trace_stack(), the chain goes through ftrace_stacktrace(),
-#    function_probe_dispatch(), ftrace_ops_assist_func() (the guard the
-#    probe kind's ops asks for) and the trampoline ftrace made for that
-#    ops (a copy of ftrace_caller's code, made at run time, so no symbol
-#    names it and gdb cannot unwind through it), then returns into
-#    ksys_sync (the entry's first line) and its caller. With another ops
-#    on the function the path is ftrace_caller and
+#    the caller's saved rbp, then the return address. Walked from $rbp
+#    where gdb stops (still ftrace_stacktrace()'s frame: __trace_stack()
+#    has not pushed its own yet), the chain returns into
+#    function_probe_dispatch(), ftrace_ops_assist_func(), the
+#    trampoline, then ksys_sync (the entry's first line) and its caller.
+#    With another ops on the function the path is ftrace_caller and
 #    arch_ftrace_ops_list_func instead, five frames too.
 
 # Enabled once the probe has fired: other code records stack traces too.
@@ -28,7 +31,8 @@ commands
   echo \n=== lab 04: in __trace_stack(), where the unwinder starts\n
   bt 8
   printf "frames to skip: skip = %d (PROBE_STACK_SKIP)\n", skip
-  echo the frame pointers from here (each frame: saved rbp, then the return address):\n
+  echo the chain of saved frame pointers from $rbp, as the kernel's unwinder follows it\n
+  echo (each frame: saved rbp, then the return address):\n
   set $lab_fp = $rbp
   set $lab_i = 0
   while $lab_i < 5
