@@ -282,8 +282,12 @@ stack_tracer_run() {
 
 # stack_functions: the Location column of stack_trace, without offsets:
 # "  0) ksys_sync" for "  0)     1368      40   ksys_sync+0x5/0xa0".
+# A return into code that no symbol names (the trampoline ftrace makes for
+# one ftrace_ops, on 6.12) is listed by its address, which moves from
+# kernel to kernel: it is shown as such.
 stack_functions() {
-	sed -n 's/^ *\([0-9]*)\) *[0-9]* *[0-9]* *\([^+ ]*\).*/\1 \2/p' stack_trace
+	sed -n 's/^ *\([0-9]*)\) *[0-9]* *[0-9]* *\([^+ ]*\).*/\1 \2/p' stack_trace |
+		sed 's/ 0x[0-9a-f]*$/ (an address with no symbol: a trampoline of ftrace)/'
 }
 
 # The 0) line's Depth: the stack in use up to that function's frame.
