@@ -400,16 +400,22 @@ module_check module-trigger "enable_event on a module's event holds the module u
 # kmalloc must not run the new trigger: the target reads 0* until the
 # shell allocates again, which reading the list does (its seq_file
 # buffer): 1*, and the count drops from 100 to 99. Reading an enable
-# file allocates nothing.
+# file allocates nothing, but opening it may: eventfs makes an event's
+# file when a lookup asks for it (a debug kernel, whose dentries do not
+# stay, showed 1* here). So the enable file is opened twice before the
+# trigger goes in, and each read uses one of the open files.
 init_first() {
 	my_pid
+	exec 3< events/sched/sched_process_fork/enable
+	exec 4< events/sched/sched_process_fork/enable
 	setup 'stacktrace if bytes_req == 12345678' $KMALLOC/trigger
 	setup "enable_event:sched:sched_process_fork:100 if common_pid == $MY_PID" $KMALLOC/trigger
 	if [ ! -e $KMALLOC/trigger ]; then
 		echo "$KMALLOC/trigger: no such file"
+		exec 3<&- 4<&-
 		return
 	fi
-	read -r _v < events/sched/sched_process_fork/enable
+	read -r _v <&3
 	echo "sched_process_fork once the trigger is added: $_v"
 	_listed="no enable_event trigger"
 	while read -r _l; do
@@ -418,7 +424,8 @@ init_first() {
 		esac
 	done < $KMALLOC/trigger
 	echo "listed: $_listed"
-	read -r _v < events/sched/sched_process_fork/enable
+	read -r _v <&4
+	exec 3<&- 4<&-
 	echo "sched_process_fork after a read of the list: $_v"
 }
 check init-first "a trigger takes no hit before its command's init ran: enable_event's own setup leaves its target off" init_first
