@@ -1,7 +1,7 @@
-"""Conformance: a checkpoint against unmodified 6.1, as a user of tracefs
+"""Conformance: a checkpoint against unmodified upstream (the base), as a user of tracefs
 sees them.
 
-Two checks, each comparing a checkpoint's kernel with upstream 6.1 built
+Two checks, each comparing a checkpoint's kernel with upstream (the base) built
 with the same configuration:
 
   * the differential corpus (labs/conformance/corpus): a few hundred
@@ -470,7 +470,7 @@ def check_run(corpus, result, run, tally, name):
 
 
 def grade_reference(corpus, run_, tally):
-    """Upstream 6.1's boot (a qemu.Run that ran the plan item): its
+    """Upstream's boot (a qemu.Run that ran the plan item): its
     CorpusRun, or None when it cannot serve as the reference."""
     result = parse_guest(run_.lines)
     ok = check_run(corpus, result, run_, tally, kernels.KernelId.upstream().name)

@@ -13,7 +13,7 @@ conformance corpus; the score comes from:
   * the conformance cases that turn right at N (listed for cp(N-1) in
     labs/conformance/expected-differences and not for cpN): one line, its
     points shared among the cases. A case is right when its output is
-    upstream 6.1's; upstream's run is the reference, read from the last
+    upstream's; upstream's run is the reference, read from the last
     run that has it (make grade's or make check's log) or made once.
   * checkpatch.pl --strict on the learner's diff (work/NN.patch).
 
@@ -49,7 +49,7 @@ DEFAULT_POINTS = {"check": 10, "conformance": 10, "ftracetest": 10, "checkpatch"
                   "stress": 10, "warnings": 5}
 SKELETON_BEFORE = "skeleton.before"
 REGRESSION = "regression"
-# Runs whose log may hold upstream 6.1's conformance output, newest first
+# Runs whose log may hold upstream's conformance output, newest first
 # by modification time: make grade's own reference boot and make check's.
 REFERENCE_LOGS = ("grade-upstream.log", "check-upstream.log")
 
@@ -287,7 +287,7 @@ def matrix_tests(ran, matrix, number, points):
 def conformance_tests(ran, corpus, reference, record, number, points):
     """The corpus cases that turn right at N (scored, one line) and those
     already right before N (a regression line); a case is right when it
-    reads as on upstream 6.1 (the reference run)."""
+    reads as on upstream (the reference run)."""
     turning = turning_cases(record, number) & {c.id for c in corpus}
     before = {c.id for c in corpus} - set(record.get(KernelId.of(number).previous().name, {}))
     if reference is None:       # nothing is right: every case fails
@@ -729,7 +729,7 @@ def usable_reference(corpus, lines):
 
 
 def reference_run(session, corpus):
-    """Upstream 6.1's corpus output: from the newest log that has all of it,
+    """Upstream's corpus output: from the newest log that has all of it,
     else from a boot of upstream (built first if need be, which checks the
     tree out at upstream; a tree with changes it cannot keep does not
     switch, and then there is no reference: None)."""
