@@ -401,9 +401,8 @@ module_check module-trigger "enable_event on a module's event holds the module u
 # shell allocates again, which reading the list does (its seq_file
 # buffer): 1*, and the count drops from 100 to 99. Reading an enable
 # file allocates nothing, but opening it may: eventfs makes an event's
-# file when a lookup asks for it (a debug kernel, whose dentries do not
-# stay, showed 1* here). So the enable file is opened twice before the
-# trigger goes in, and each read uses one of the open files.
+# file when a lookup asks for it. So the enable file is opened twice
+# before the trigger goes in, and each read uses one of the open files.
 init_first() {
 	my_pid
 	exec 3< events/sched/sched_process_fork/enable
