@@ -160,10 +160,16 @@ def fetch(build_dir, version, package=None):
     if r.returncode != 0 or not debs:
         raise SourceError(f"apt-get download {package}={version} failed: "
                           + (r.stderr.strip().splitlines() or ["no package"])[-1])
-    x = subprocess.run(["dpkg-deb", "-x", debs[0], where], capture_output=True, text=True)
+    return unpack(debs[0], where, tarball)
+
+
+def unpack(deb, where, tarball):
+    """Unpack a fetched .deb into where (as dpkg would, without root),
+    delete it, and return the path of its tarball."""
+    x = subprocess.run(["dpkg-deb", "-x", deb, where], capture_output=True, text=True)
     if x.returncode != 0 or not os.path.exists(tarball):
-        raise SourceError(f"dpkg-deb -x {debs[0]} failed: {x.stderr.strip()}")
-    os.unlink(debs[0])
+        raise SourceError(f"dpkg-deb -x {deb} failed: {x.stderr.strip()}")
+    os.unlink(deb)
     return tarball
 
 
@@ -195,11 +201,7 @@ def download(build_dir, version, url, sha256, package=None):
         raise SourceError(f"{url}: its SHA-256 is {digest.hexdigest()}, patches/BASE "
                           f"records {sha256}")
     os.rename(deb + ".part", deb)
-    x = subprocess.run(["dpkg-deb", "-x", deb, where], capture_output=True, text=True)
-    if x.returncode != 0 or not os.path.exists(tarball):
-        raise SourceError(f"dpkg-deb -x {deb} failed: {x.stderr.strip()}")
-    os.unlink(deb)
-    return tarball
+    return unpack(deb, where, tarball)
 
 
 def needs(package, version):
