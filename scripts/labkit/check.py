@@ -440,6 +440,12 @@ def run(session):
     debug_part = debug.DebugPart(session, lanes, getattr(session, "full", False),
                                  getattr(session, "debug_all", False),
                                  getattr(session, "seed", None))
+    cps = series.checkpoints()
+    session.require_space(
+        [KernelId.upstream()] + [KernelId.of(cp.number) for cp in cps]
+        + [kid.with_variant("debug") for kid in debug_part.kernels]
+        + [kid.with_variant("kcsan") for kid in debug_part.kcsan_kernels],
+        "make check (its kernels)")
     debug_part.start()
     # The docs build on threads of their own beside checkpatch and the
     # series check, which use one core; they are graded in their place.
@@ -451,7 +457,6 @@ def run(session):
     parts.time("docs (what is left of their build)", lambda: docs.check(
         tally, session.build_dir, docs_views.result()))
     parts.time("names", namecheck.check, session, tally)
-    cps = series.checkpoints()
     exercises = [cp.number for cp in cps if holes.has_exercise(cp)]
     parts.time("exercises: skeletons", exercise.check_skeletons, session, tally, exercises)
     passes = []

@@ -6,8 +6,8 @@ lab and ftracetest on every kernel)."""
 import os
 import threading
 
-from . import (deps, ftmatrix, gdbrun, grade, initramfs, kbuild, kernels, protocol, qemu,
-               series, traces, tree, ui)
+from . import (deps, disk, ftmatrix, gdbrun, grade, initramfs, kbuild, kernels, protocol,
+               qemu, series, traces, tree, ui)
 
 
 class Session:
@@ -34,7 +34,17 @@ class Session:
         deps.check_machine()
         deps.require(self.packages)
         os.makedirs(self.logs, exist_ok=True)
+        disk.require(self.build_dir, disk.missing(self.build_dir, [], self.tree.path),
+                     "the kernel tree")
         self.tree.ensure()
+
+    def require_space(self, kids, what):
+        """Stop before building kernels kids unless the disk has room for
+        what they still need (disk.missing)."""
+        worktrees = [tree.Worktree(self.tree, kid.spec.worktree).path
+                     for kid in kids if kid.spec.worktree]
+        disk.require(self.build_dir,
+                     disk.missing(self.build_dir, kids, self.tree.path, worktrees), what)
 
     def kernel(self, kid):
         """Check out and build kernel kid (a kernels.KernelId); returns its
@@ -43,6 +53,7 @@ class Session:
         builds there, at kid's commit, so that make check builds it while
         build/linux moves on."""
         k = kbuild.Kernel(self.build_dir, kid)
+        self.require_space([kid], k.label)
         worktree = kid.spec.worktree
         if worktree is None:
             with tree.lock(self.build_dir):

@@ -23,7 +23,7 @@ LABKIT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))
 LAYERS = [
     ("vocabulary", "errors protocol results series kernels ui timing interrupt"),
     ("judges", "hostile grade faults ftmatrix holes conformance docexamples errnos checkpatch"),
-    ("machines", "deps source tree qemu kbuild initramfs gdbrun traces"),
+    ("machines", "disk deps source tree qemu kbuild initramfs gdbrun traces"),
     ("pages", "report"),
     ("runner", "labrun"),
     ("products", "robust docs namecheck kshark races studentgrade rebase debug exercise "
