@@ -1,6 +1,6 @@
 #!/bin/sh
 # description: Event triggers: a command run by a trace event, with a count and a filter
-# requires: events/kmem/kmalloc/enable events/syscalls/sys_enter_read/enable events/syscalls/sys_enter_umask/enable snapshot trace_marker
+# requires: events/kmem/kmalloc/enable events/syscalls/sys_enter_read/enable events/syscalls/sys_enter_umask/enable snapshot trace_marker error_log
 #
 # Lab 06: every event has a "trigger" file. "CMD[:count] [if FILTER]"
 # written there runs CMD each time the event fires (and its record
@@ -166,6 +166,18 @@ bad_input() {
 	show $QUIET/trigger
 }
 check bad-input "unknown command or event, bad count, bad filter, no expression, 4096 bytes: errors, nothing registered" bad_input
+
+# A filter the parser refuses leaves its reason in error_log: the
+# filter's text, a caret under where the parse stopped, and what was
+# wrong. Truncating error_log empties it first (bad-input left entries);
+# the time stamp of each entry is cut off.
+filter_error_log() {
+	: > error_log
+	try_write 'traceon if no_such_field == 1' $QUIET/trigger
+	try_write 'traceon if ret == 1 &&' $QUIET/trigger
+	sed 's/^\[ *[0-9.]*\] //' error_log
+}
+check filter-error-log "a refused trigger filter leaves its reason, and a caret, in error_log" filter_error_log
 
 # traceoff:2 turns tracing off twice, counting only the hits that found
 # tracing on; then traceon:1 the same way round.
