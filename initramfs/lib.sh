@@ -218,15 +218,24 @@ removal_of() {
 
 # remove_all FILE: remove every probe (set_ftrace_filter) or trigger
 # (events/*/*/trigger) listed in FILE. Read the list first: removing
-# entries while reading the file would skip some.
+# entries while reading the file would skip some. Probes go with one
+# write per command (and target), "!*:snapshot", not one per function:
+# upstream 6.12 arms the snapshot once per write that registers snapshot
+# probes and disarms it once per write that removes some, so a glob
+# probe on two functions removed line by line disarms twice and WARNs
+# in tracing_disarm_snapshot().
 remove_all() {
-	grep -v '^#' "$1" | grep ':' > /tmp/.entries
-	while read -r _line; do
-		removal_of "$_line" > /tmp/.removals
-		while read -r _cmd; do
-			echo "$_cmd" 2>/dev/null >> "$1"
-		done < /tmp/.removals
-	done < /tmp/.entries
+	grep -v '^#' "$1" | grep ':' | while read -r _line; do
+		removal_of "$_line"
+	done > /tmp/.removals
+	case $1 in
+	*set_ftrace_filter)
+		sed 's/^!\([^:]*\):/!*:/' /tmp/.removals | sort -u > /tmp/.removals-glob
+		mv /tmp/.removals-glob /tmp/.removals ;;
+	esac
+	while read -r _cmd; do
+		echo "$_cmd" 2>/dev/null >> "$1"
+	done < /tmp/.removals
 }
 
 # --- the trigger files to empty between checks ------------------------------

@@ -246,27 +246,11 @@ conf_clean() {
 	[ -f snapshot ] && echo 0 > snapshot
 }
 
-# conf_remove_probes FILE: remove every probe listed in FILE with one
-# write per probe command ("!*:snapshot"), not one per function. Upstream
-# 6.12 arms the snapshot once per snapshot-probe write that registers and
-# disarms it once per write that removes: a glob probe on two functions,
-# removed one line at a time, disarms twice and WARNs in
-# tracing_disarm_snapshot(). One glob removal per command is one
-# unregister call on every kernel.
-conf_remove_probes() {
-	grep -v '^#' "$1" | grep ':' | while read -r _line; do
-		removal_of "$_line"
-	done | sed 's/^!\([^:]*\):/!*:/' | sort -u > /tmp/.conf-removals
-	while read -r _cmd; do
-		echo "$_cmd" 2>/dev/null >> "$1"
-	done < /tmp/.conf-removals
-}
-
 conf_clean_dir() {
 	echo 0 > "$1/tracing_on"
 	echo nop > "$1/current_tracer"
 	if [ -f "$1/set_ftrace_filter" ]; then
-		[ -n "$_probes" ] && conf_remove_probes "$1/set_ftrace_filter"
+		[ -n "$_probes" ] && remove_all "$1/set_ftrace_filter"
 		echo > "$1/set_ftrace_filter"
 		echo > "$1/set_ftrace_notrace"
 	fi

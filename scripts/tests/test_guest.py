@@ -2,6 +2,7 @@
 helpers run under the same busybox sh the guest uses."""
 
 import os
+import shutil
 import subprocess
 import tempfile
 import time
@@ -108,6 +109,33 @@ class GuestLibrary(unittest.TestCase):
         }
         for listed, removal in cases.items():
             self.assertEqual(sh(f"removal_of '{listed}'"), removal)
+
+    def written_by_remove_all(self, name, listing):
+        """What remove_all appends to a plain file named like a tracefs
+        file that lists 'listing'."""
+        d = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, d)
+        path = os.path.join(d, name)
+        with open(path, "w") as f:
+            f.write(listing)
+        sh(f"remove_all {path}")
+        with open(path) as f:
+            return f.read()[len(listing):].splitlines()
+
+    def test_remove_all_writes_one_glob_per_probe_command(self):
+        listing = ("#### all functions enabled ####\n"
+                   "ksys_sync:snapshot:unlimited\n"
+                   "do_fsync:snapshot:unlimited\n"
+                   "ksys_sync:traceoff:count=3\n"
+                   "ksys_sync:enable_event:kmem:kfree:count=1\n")
+        self.assertEqual(self.written_by_remove_all("set_ftrace_filter", listing),
+                         ["!*:enable_event:kmem:kfree:0", "!*:snapshot", "!*:snapshot:0",
+                          "!*:traceoff:0"])
+
+    def test_remove_all_writes_one_removal_per_trigger(self):
+        listing = "traceoff:unlimited\nstacktrace:count=5 if common_pid > 1\n"
+        self.assertEqual(self.written_by_remove_all("trigger", listing),
+                         ["!traceoff", "!traceoff:0", "!stacktrace:0"])
 
     def test_try_write_reports_errors(self):
         d = tempfile.mkdtemp()
