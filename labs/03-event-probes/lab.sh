@@ -93,7 +93,7 @@ check removal "removing the last probe ends soft mode; the event keeps the state
 # function takes one probe per probe ops: one plain enable_event, one
 # counted enable_event, one plain and one counted disable_event. A second
 # plain enable_event on ksys_sync is refused, whatever event it names. As
-# in 6.1, "!ksys_sync:enable_event:sched:sched_wakeup" removes the plain
+# in 6.12, "!ksys_sync:enable_event:sched:sched_wakeup" removes the plain
 # enable_event probe of ksys_sync, which names sched_switch: the event of
 # the line is looked up, but the removal goes by function and probe ops
 # only. The counted and the disable_event probes stay, and so does the
@@ -147,17 +147,17 @@ errors() {
 	echo "sched_wakeup (no probe was added): $(cat events/sched/sched_wakeup/enable)"
 	probes
 }
-check errors "bad probe lines fail with the errors of 6.1 and leave no soft mode behind" errors
+check errors "bad probe lines fail with the errors of 6.12 and leave no soft mode behind" errors
 
 # The removal rule of the probes, in full: "!GLOB:enable_event:SYSTEM:EVENT"
 # removes the plain enable_event probe of every function GLOB matches,
 # whatever event each one names. event_probe_callback()
 # (kernel/trace/trace_events.c) looks the event of the line up, so it must
 # exist, then hands only the glob and the probe ops to
-# unregister_ftrace_function_probe_func(). 6.1's event_enable_func() does
-# the same. Event triggers tell their targets apart (lab 06): there,
-# "!enable_event:sched:sched_wakeup" removes only the trigger that names
-# sched_wakeup.
+# unregister_ftrace_function_probe_func(). 6.12's event_enable_func()
+# does the same. Event triggers tell their targets apart (lab 06):
+# there, "!enable_event:sched:sched_wakeup" removes only the trigger
+# that names sched_wakeup.
 any_event() {
 	setup 'ksys_sync:enable_event:sched:sched_switch' set_ftrace_filter
 	setup 'vfs_fsync:enable_event:sched:sched_waking' set_ftrace_filter

@@ -123,7 +123,7 @@ trace_texts() {
 	trace_body "$1" | sed -e 's/.*tracing_mark_write: //' -e 's/.*: \*\*\*/***/'
 }
 
-# The probe outlives its buffer, as in 6.1. Leaving a latency tracer frees
+# The probe outlives its buffer, as in 6.12. Leaving a latency tracer frees
 # the snapshot buffer, whoever else needed it: tracing_set_tracer()
 # (kernel/trace/trace.c) calls free_snapshot() when the old tracer kept
 # its maximum there (irqsoff does) and the new one does not. The probe

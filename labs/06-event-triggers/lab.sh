@@ -360,7 +360,7 @@ trace_texts() {
 	trace_body "$1" | sed -e 's/.*tracing_mark_write: //' -e 's/.*: \*\*\*/***/'
 }
 
-# The snapshot trigger outlives its buffer, as in 6.1. "echo 0 > snapshot"
+# The snapshot trigger outlives its buffer, as in 6.12. "echo 0 > snapshot"
 # frees the buffer that snapshot_trigger_init() allocated
 # (tracing_snapshot_write(), kernel/trace/trace.c, asks nobody); the
 # trigger stays, and its next hit finds no buffer:
