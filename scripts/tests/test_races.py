@@ -161,6 +161,49 @@ class Classify(unittest.TestCase):
                          ["data-race in tick_sched_timer / n_tty_write"])
 
 
+def two_accesses(first, second, stacks=True):
+    """A report of two accesses, each (function, access words), as 6.12's
+    kernel log has it (a console copy interleaved with other output
+    may lack the stacks: stacks=False)."""
+    lines = ["=" * 66, f"BUG: KCSAN: data-race in {first[0]} / {second[0]}", ""]
+    for task, (function, access) in enumerate((first, second)):
+        lines.append(f"{access} to 0xffff88800020b288 of 8 bytes by task {1645 + task} on cpu {task}:")
+        if stacks:
+            lines += [f" {function}+0xa3/0xca", " event_triggers_call+0xa6/0xcb"]
+        lines.append("")
+    return lines + ["value changed: 0x0000000000000423 -> 0x0000000000000463", "=" * 66]
+
+
+class MarkedAccesses(unittest.TestCase):
+    """KCSAN reports a race when one access at least is plain; the race
+    is the series' when the plain access is in the series' code."""
+
+    OURS = {"event_enable_trigger"}
+
+    def classify(self, report):
+        return races.classify(races.parse(kernel_log(report))[1], self.OURS)
+
+    def test_a_marked_write_of_ours_against_a_plain_read_elsewhere_is_not_ours(self):
+        mine, others = self.classify(two_accesses(
+            ("event_enable_trigger", "write (marked)"),
+            ("trace_event_buffer_lock_reserve", "read")))
+        self.assertEqual(mine, [])
+        self.assertEqual([r.title() for r in others],
+                         ["data-race in event_enable_trigger / trace_event_buffer_lock_reserve"])
+
+    def test_a_plain_access_of_ours_is_ours(self):
+        mine, _ = self.classify(two_accesses(
+            ("event_enable_trigger", "write"),
+            ("trace_event_buffer_lock_reserve", "read (marked)")))
+        self.assertEqual(len(mine), 1)
+
+    def test_without_the_stacks_the_title_decides(self):
+        mine, _ = self.classify(two_accesses(
+            ("event_enable_trigger", "write (marked)"),
+            ("trace_event_buffer_lock_reserve", "read"), stacks=False))
+        self.assertEqual(len(mine), 1)
+
+
 class FakeRun:
     log = "build/logs/kcsan-cp7-kcsan.log"
 
