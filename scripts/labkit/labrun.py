@@ -34,8 +34,7 @@ class Session:
         deps.check_machine()
         deps.require(self.packages)
         os.makedirs(self.logs, exist_ok=True)
-        disk.require(self.build_dir, disk.missing(self.build_dir, [], self.tree.path),
-                     "the kernel tree")
+        self.require_space([], "the kernel tree")
         self.tree.ensure()
 
     def require_space(self, kids, what):
